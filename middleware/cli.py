@@ -1,0 +1,73 @@
+"""`plainsight` command line.
+
+Each subcommand lives in its own module under ``middleware/commands/`` exposing
+``add_arguments(parser)`` and ``run(args) -> int``; modules are imported only when their
+command runs, so ``plainsight --help`` stays fast and the core never imports Kafka.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: command → (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("middleware.commands.demo", "stream bundled sample chats through an embedded broker and show the result"),
+    "serve": ("middleware.commands.serve", "run the long-lived worker against Kafka (embedded broker if none configured)"),
+    "redact": ("middleware.commands.redact", "de-identify stored chat logs (JSONL) without Kafka"),
+    "eval": ("middleware.commands.eval", "score the detection cascade on a labelled dialogue file"),
+    "bench": ("middleware.commands.bench", "benchmarks: detect, stream, faults"),
+    "forget": ("middleware.commands.forget", "erase a session's stored state (right to erasure)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="plainsight", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"plainsight {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(_module=module)
+        p.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # a command not built yet
+            if exc.name != module:
+                raise
+            p.set_defaults(_missing=True)
+            continue
+        mod.add_arguments(p)
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("plainsight")
+    except Exception:  # pragma: no cover
+        return "0+unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    if getattr(args, "_missing", False):
+        print(f"plainsight {args.command}: not available in this build", file=sys.stderr)
+        return 2
+    from .logs import setup_logging
+
+    setup_logging(args.log_level)
+    mod = importlib.import_module(args._module)
+    try:
+        return int(mod.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

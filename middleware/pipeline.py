@@ -1,0 +1,127 @@
+"""The transport-agnostic pipeline: one input turn in, de-identified outputs out.
+
+Used in-process by the Kafka worker (consumers/), by `plainsight redact` and `eval`, and by
+anyone embedding plainsight. It holds the per-session state (detector memory + replacement
+state) and never performs I/O of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from .config import Settings
+from .detection.base import Detector, Span, TurnContext, resolve_overlaps
+from .replace import Replacer, TagReplacer
+from .schemas import KNOWN_ROLES, InputTurn, OutputTurn
+from .sessions import SessionState, SessionStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """Outputs for one input turn: ``deid`` goes to the tutor topic, ``logs`` to the logging topic."""
+
+    deid: OutputTurn
+    logs: OutputTurn
+    spans: list[Span]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def build_detector(settings: Settings) -> Detector:
+    engine = settings.detection.engine
+    if engine == "presidio":
+        from .detection.presidio_engine import PresidioDetector
+
+        return PresidioDetector(settings.detection.spacy_model, settings.detection.verify_model_checksums)
+    from .detection.cascade import Cascade
+
+    return Cascade.from_settings(settings)
+
+
+def build_replacer(settings: Settings) -> Replacer:
+    return TagReplacer()
+
+
+class Pipeline:
+    """Detect → replace, with per-session state. ``process`` is async so later stages (LLM) can await."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        detector: Detector | None = None,
+        replacer: Replacer | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.detector = detector or build_detector(self.settings)
+        self.replacer = replacer or build_replacer(self.settings)
+        self.labels = frozenset(self.settings.detection.labels)
+        self.sessions = SessionStore(
+            self._new_session,
+            max_sessions=self.settings.session.max_sessions,
+            ttl_s=self.settings.session.ttl_s,
+        )
+
+    def _new_session(self, session_id: str) -> SessionState:
+        return SessionState(
+            session_id=session_id,
+            detect_memory=self.detector.new_memory(),
+            replace_state=self.replacer.new_state(session_id),
+        )
+
+    def detect(self, turn: InputTurn, state: SessionState) -> list[Span]:
+        ctx = TurnContext(
+            role=turn.role,
+            session_id=turn.session_id,
+            turn_index=state.turns,
+            metadata=dict(turn.metadata or {}),
+        )
+        spans = self.detector.detect(turn.text, ctx, state.detect_memory)
+        return resolve_overlaps([s for s in spans if s.label in self.labels])
+
+    def _role_out(self, role: str, state: SessionState, mode: str) -> str:
+        """A speaker field that isn't a known role may be a person's name: replace it like one."""
+        if role.strip().casefold() in KNOWN_ROLES:
+            return role
+        span = Span(0, len(role), "NAME", "role")
+        out, _ = self.replacer.replace(role, [span], state.replace_state, mode)
+        return out
+
+    def _metadata_out(self, turn: InputTurn) -> dict | None:
+        """Only allow-listed metadata keys travel to the outputs (metadata may hold PII)."""
+        keys = self.settings.output.metadata_keys
+        if not keys or not turn.metadata:
+            return None
+        return {k: turn.metadata[k] for k in keys if k in turn.metadata} or None
+
+    async def process(self, turn: InputTurn) -> TurnResult:
+        return self.process_sync(turn)
+
+    def process_sync(self, turn: InputTurn) -> TurnResult:
+        t0 = time.perf_counter()
+        state = self.sessions.get(turn.session_id)
+        spans = self.detect(turn, state)
+        t1 = time.perf_counter()
+        outs = {}
+        for dest, mode in (("deid", self.settings.output.deid_mode), ("logs", self.settings.output.logs_mode)):
+            text, ents = self.replacer.replace(turn.text, spans, state.replace_state, mode)
+            outs[dest] = OutputTurn(
+                session_id=turn.session_id,
+                turn_id=turn.turn_id,
+                role=self._role_out(turn.role, state, mode),
+                text=text,
+                entities=ents,
+                degraded=False,
+                mode=mode,
+                sent_at=float(turn.sent_at),
+                metadata=self._metadata_out(turn),
+            )
+        t2 = time.perf_counter()
+        state.turns += 1
+        state.dirty = True
+        timings = {"detect": (t1 - t0) * 1e3, "replace": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3}
+        for o in outs.values():
+            o.timings_ms = dict(timings)
+        return TurnResult(deid=outs["deid"], logs=outs["logs"], spans=spans, timings_ms=timings)

@@ -1,0 +1,78 @@
+"""Replacing detected spans in a turn: typed tags, plain redaction, or (surrogate/) realistic surrogates.
+
+A replacer turns (text, spans) into (new text, entities located in the new text). It keeps
+per-session state so the same value gets the same replacement in every turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .detection.base import Span
+from .schemas import EntityOut
+
+
+def normalize_value(value: str, label: str) -> str:
+    """The identity of a value for consistency: case-folded, whitespace collapsed, possessive dropped."""
+    v = " ".join(value.split()).casefold()
+    if label == "NAME":
+        for suffix in ("'s", "’s", "'", "’"):
+            if v.endswith(suffix) and len(v) > len(suffix) + 1:
+                v = v[: -len(suffix)]
+                break
+    return v
+
+
+class Replacer(Protocol):
+    def new_state(self, session_id: str) -> object: ...
+
+    def replace(self, text: str, spans: list[Span], state: object, mode: str) -> tuple[str, list[EntityOut]]: ...
+
+
+@dataclass(slots=True)
+class TagState:
+    numbers: dict[tuple[str, str], int] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+def apply_replacements(text: str, spans: list[Span], values: list[str]) -> tuple[str, list[EntityOut]]:
+    """Splice ``values`` in place of ``spans`` (sorted, non-overlapping) and locate them in the result."""
+    out: list[str] = []
+    ents: list[EntityOut] = []
+    pos = 0
+    length = 0
+    for span, value in zip(spans, values):
+        chunk = text[pos : span.start]
+        out.append(chunk)
+        length += len(chunk)
+        out.append(value)
+        ents.append(EntityOut(start=length, end=length + len(value), label=span.label, source=span.source))
+        length += len(value)
+        pos = span.end
+    out.append(text[pos:])
+    return "".join(out), ents
+
+
+class TagReplacer:
+    """``[NAME_1]``, ``[EMAIL_2]``…, numbered per session by first appearance; or ``[NAME]`` when redacting."""
+
+    def new_state(self, session_id: str) -> TagState:
+        return TagState()
+
+    def tag_for(self, value: str, label: str, state: TagState) -> str:
+        key = (label, normalize_value(value, label))
+        n = state.numbers.get(key)
+        if n is None:
+            n = state.counters.get(label, 0) + 1
+            state.counters[label] = n
+            state.numbers[key] = n
+        return f"[{label}_{n}]"
+
+    def replace(self, text: str, spans: list[Span], state: TagState, mode: str) -> tuple[str, list[EntityOut]]:
+        spans = sorted(spans, key=lambda s: s.start)
+        if mode == "redact":
+            values = [f"[{s.label}]" for s in spans]
+        else:
+            values = [self.tag_for(text[s.start : s.end], s.label, state) for s in spans]
+        return apply_replacements(text, spans, values)
