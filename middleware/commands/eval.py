@@ -1,0 +1,114 @@
+"""`plainsight eval FILE.jsonl`: score the detector on a labelled dialogue file.
+
+Runs exactly what the worker runs (``Pipeline.process_sync``, dialogue by dialogue, turn by
+turn, one session per dialogue) and prints span-level exact-match scores on the core labels,
+the leak rate, the residual risk, NAME recall by group and the detection time per turn.
+Metric definitions: ``middleware/evaluation.py``. Only figures are printed, never dev-set text
+(the ``--predictions`` file the user asks for holds the predicted spans with their text).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE.jsonl", help="dialogue file (a path, or a name in the data dir, e.g. 'bridge')")
+    p.add_argument("--predictions", metavar="OUT.jsonl", help="write the predicted spans per dialogue here")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--engine", choices=["cascade", "presidio"], default=None, help="detector (default: from config)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="score only the first N dialogues")
+    p.add_argument("--config", default=None, help="YAML config file")
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="where bare file names are looked up (default: $PLAINSIGHT_DATA_DIR or ../shared/data/dev)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import sys
+    import time
+
+    from ..config import load_settings
+    from ..evaluation import predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
+    from ..pipeline import Pipeline
+
+    try:
+        path = resolve_data_file(args.file, args.data_dir)
+    except FileNotFoundError as exc:
+        print(f"plainsight eval: {exc}", file=sys.stderr)
+        return 2
+    if args.limit is not None and args.limit < 1:
+        print("plainsight eval: --limit must be >= 1", file=sys.stderr)
+        return 2
+    overrides = {"detection": {"engine": args.engine}} if args.engine else {}
+    settings = load_settings(args.config, **overrides)
+    pipeline = Pipeline(settings)
+
+    t0 = time.perf_counter()
+    results = []
+    out = open(args.predictions, "w", encoding="utf-8") if args.predictions else None
+    try:
+        for i, d in enumerate(read_dialogues(path, args.limit)):
+            res = run_dialogue(pipeline, d, i)
+            results.append(res)
+            if out is not None:
+                out.write(json.dumps(predictions_record(res), ensure_ascii=False) + "\n")
+    finally:
+        if out is not None:
+            out.close()
+    summary = {
+        "file": str(path),
+        "engine": settings.detection.engine,
+        **summarize(results),
+        "wall_s": time.perf_counter() - t0,
+    }
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False, indent=None))
+    else:
+        print(format_table(summary))
+    return 0
+
+
+def _f(x, nd: int = 3) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def format_table(s: dict) -> str:
+    lines = [
+        f"file: {s['file']}  engine: {s['engine']}",
+        f"dialogues {s['dialogues']}  turns {s['turns']} (empty, skipped: {s['empty_turns']})  "
+        f"gold core spans {s['gold_spans']} (+{s['gold_spans_other_labels']} other labels, not scored)  "
+        f"predicted {s['predicted_spans']} (ignored, matching a non-core gold span: {s['ignored_predictions']})",
+        "",
+        f"{'label':<10}{'gold':>6}{'tp':>6}{'fp':>6}{'fn':>6}{'P':>8}{'R':>8}{'F1':>8}{'F5':>8}",
+    ]
+    rows = list(s["per_label"].items()) + [("overall", s["overall"])]
+    for lab, c in rows:
+        if lab == "overall":
+            lines.append("-" * 66)
+        lines.append(
+            f"{lab:<10}{c['tp'] + c['fn']:>6}{c['tp']:>6}{c['fp']:>6}{c['fn']:>6}"
+            f"{_f(c['precision']):>8}{_f(c['recall']):>8}{_f(c['f1']):>8}{_f(c['f5']):>8}"
+        )
+    rr = s["residual_risk"]
+    lines += [
+        "",
+        f"FP per 100 dialogues: {s['fp_per_100_dialogues']:.2f}",
+        f"leak rate (gold core chars not covered): {_f(s['leak_rate'], 4)}",
+        f"residual risk per dialogue: mean {rr['mean']:.3f}  std {rr['std']:.3f}  mean+std {rr['mean_plus_std']:.3f}"
+        f"  max {rr['max']:.0f}  dialogues at risk {rr['dialogues_at_risk']}",
+    ]
+    for key in ("gender", "region"):
+        groups = s[f"name_recall_by_{key}"]
+        if groups:
+            lines.append(
+                f"NAME recall by {key}: " + "  ".join(f"{g} {_f(v['recall'])} (n={v['gold']})" for g, v in groups.items())
+            )
+    lines.append(
+        f"detection ms/turn: mean {s['ms_per_turn']:.2f}  p50 {s['ms_per_turn_p50']:.2f}  p99 {s['ms_per_turn_p99']:.2f}"
+        f"  (wall {s['wall_s']:.1f} s)"
+    )
+    return "\n".join(lines)

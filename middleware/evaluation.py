@@ -1,0 +1,465 @@
+"""Scoring detection against labelled dialogues (used by `plainsight eval` and the tests).
+
+The metric functions are pure: they take gold and predicted spans (``Ent``) and return
+numbers. Reading files and running the pipeline live at the bottom of the module.
+
+Definitions (all documented here because the numbers are only comparable if they are fixed):
+
+* **Core labels** are ``NAME, EMAIL, PHONE, URL, USERNAME, ID_NUM, ADDRESS``. Only they are
+  scored. Other gold labels (ORG, LOCATION, DATE, AGE, ...) are indirect identifiers.
+* **Exact match**: a prediction is a true positive iff a gold span has the same turn, start, end
+  *and* label. Every core prediction that is not a true positive is a false positive for its
+  label, and every core gold span without an identical prediction is a false negative.
+  Boundary errors therefore count twice (one FP and one FN), as in the span-level evaluation of
+  the research the project follows.
+* **Ignored predictions**: a core prediction whose (turn, start, end) equals a *non-core* gold
+  span (e.g. NAME on a span the annotators marked ORG) is neither TP nor FP: the annotators
+  agreed the text is an identifier, only of another kind. Predictions with non-core labels are
+  never scored (they still count as coverage for the leak rate and the residual risk).
+* **Precision / recall / F-beta** are micro-averaged over core labels ("overall") and computed
+  per label. F5 weights recall 5 times as much as precision. An undefined ratio (0/0) is None.
+* **Leak rate**: share of gold core-PII characters that no predicted span (of any label) covers.
+  Whitespace inside a gold span (multi-line addresses) is not counted: it identifies nobody.
+* **Residual risk** (per dialogue): the gold core spans are grouped into distinct values by
+  label and normalised text (:func:`middleware.replace.normalize_value`: case-folded,
+  whitespace collapsed, a possessive dropped for names). Each occurrence of a value is
+  *covered* when all its non-space characters are inside predicted spans (any label),
+  *uncovered* when none is, *partly covered* otherwise. A value is
+    - **missed** (full weight) if *any* of its occurrences is uncovered: one occurrence in the
+      clear is enough to disclose it, however well the others were hidden (conservative);
+    - **partly covered** (half the weight, rounded up) if no occurrence is uncovered but at least
+      one is only partly covered (e.g. "Maria" of "Maria Lopez" hidden, "Lopez" not);
+    - safe (0) otherwise.
+  Weights: NAME 5; EMAIL, PHONE, ADDRESS, ID_NUM 4; USERNAME 3; URL 2. A dialogue's risk is the
+  sum over its distinct values; mean and (population) standard deviation are taken over all
+  dialogues, including those without PII (risk 0). The acceptance rule in the research is
+  mean + std < 5.
+* **NAME recall by group**: NAME recall (exact match) over the dialogues whose ``meta.gender``
+  (``meta.region``) has a given value.
+* **FP per 100 dialogues**: core false positives x 100 / number of dialogues.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+CORE_LABELS: tuple[str, ...] = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
+
+#: Residual-risk weight of a missed value, by label (partly covered: half, rounded up).
+RISK_WEIGHTS: dict[str, int] = {
+    "NAME": 5,
+    "EMAIL": 4,
+    "PHONE": 4,
+    "ADDRESS": 4,
+    "ID_NUM": 4,
+    "USERNAME": 3,
+    "URL": 2,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ent:
+    """A gold or predicted span: ``turn`` indexes the dialogue's turns, offsets into its text."""
+
+    turn: int
+    start: int
+    end: int
+    label: str
+    text: str = ""
+
+    @property
+    def key(self) -> tuple[int, int, int, str]:
+        return (self.turn, self.start, self.end, self.label)
+
+    @property
+    def pos(self) -> tuple[int, int, int]:
+        return (self.turn, self.start, self.end)
+
+
+# --------------------------------------------------------------------------- counting
+
+
+@dataclass(slots=True)
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def add(self, other: "Counts") -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+
+    def scores(self) -> dict[str, Any]:
+        p = ratio(self.tp, self.tp + self.fp)
+        r = ratio(self.tp, self.tp + self.fn)
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "precision": p,
+            "recall": r,
+            "f1": f_beta(p, r, 1.0),
+            "f5": f_beta(p, r, 5.0),
+        }
+
+
+def ratio(num: float, den: float) -> float | None:
+    return None if den == 0 else num / den
+
+
+def f_beta(precision: float | None, recall: float | None, beta: float) -> float | None:
+    """F-beta = (1+b^2) P R / (b^2 P + R); None if P or R is undefined, 0 if both are 0."""
+    if precision is None or recall is None:
+        return None
+    b2 = beta * beta
+    den = b2 * precision + recall
+    return 0.0 if den == 0 else (1 + b2) * precision * recall / den
+
+
+@dataclass(slots=True)
+class MatchResult:
+    per_label: dict[str, Counts] = field(default_factory=dict)
+    ignored: int = 0  # core predictions that exactly match a non-core gold span
+    fp_spans: list[Ent] = field(default_factory=list)
+    fn_spans: list[Ent] = field(default_factory=list)
+
+    def counts(self, label: str) -> Counts:
+        c = self.per_label.get(label)
+        if c is None:
+            c = self.per_label[label] = Counts()
+        return c
+
+    def overall(self) -> Counts:
+        total = Counts()
+        for c in self.per_label.values():
+            total.add(c)
+        return total
+
+
+def match_spans(gold: Iterable[Ent], pred: Iterable[Ent], labels: Iterable[str] = CORE_LABELS) -> MatchResult:
+    """Span-level exact match (turn, start, end, label) on ``labels``; see the module docstring."""
+    labels = frozenset(labels)
+    gold = list(gold)
+    core_gold = {g.key for g in gold if g.label in labels}
+    other_gold_pos = {g.pos for g in gold if g.label not in labels}
+    res = MatchResult()
+    matched: set[tuple] = set()
+    for p in dict.fromkeys(pred):  # a duplicate prediction is one prediction
+        if p.label not in labels:
+            continue
+        if p.key in core_gold and p.key not in matched:
+            matched.add(p.key)
+            res.counts(p.label).tp += 1
+        elif p.pos in other_gold_pos:
+            res.ignored += 1
+        else:
+            res.counts(p.label).fp += 1
+            res.fp_spans.append(p)
+    for g in gold:
+        if g.label in labels and g.key not in matched:
+            res.counts(g.label).fn += 1
+            res.fn_spans.append(g)
+        elif g.label in labels:
+            res.counts(g.label)  # make sure the label is listed even at 0 FN
+    return res
+
+
+# --------------------------------------------------------------------------- coverage
+
+
+def _covered_positions(pred: Iterable[Ent]) -> dict[int, list[tuple[int, int]]]:
+    by_turn: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for p in pred:
+        by_turn[p.turn].append((p.start, p.end))
+    return by_turn
+
+
+def _char_coverage(g: Ent, cover: dict[int, list[tuple[int, int]]]) -> tuple[int, int]:
+    """(countable characters, covered countable characters) of gold span ``g``.
+    Countable = not whitespace (per ``g.text`` when present; all characters otherwise)."""
+    intervals = cover.get(g.turn, ())
+    total = covered = 0
+    for i in range(g.start, g.end):
+        if g.text and len(g.text) == g.end - g.start and g.text[i - g.start].isspace():
+            continue
+        total += 1
+        if any(s <= i < e for s, e in intervals):
+            covered += 1
+    return total, covered
+
+
+def leak_counts(gold: Iterable[Ent], pred: Iterable[Ent], labels: Iterable[str] = CORE_LABELS) -> dict[str, list[int]]:
+    """Per label [gold characters, leaked characters] (non-space characters of gold core spans;
+    leaked = not inside any predicted span of any label). Overlapping gold spans count once."""
+    labels = frozenset(labels)
+    cover = _covered_positions(pred)
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    seen: set[tuple[int, int]] = set()
+    for g in gold:
+        if g.label not in labels:
+            continue
+        intervals = cover.get(g.turn, ())
+        for i in range(g.start, g.end):
+            if (g.turn, i) in seen:
+                continue
+            if g.text and len(g.text) == g.end - g.start and g.text[i - g.start].isspace():
+                continue
+            seen.add((g.turn, i))
+            out[g.label][0] += 1
+            if not any(s <= i < e for s, e in intervals):
+                out[g.label][1] += 1
+    return dict(out)
+
+
+def _normalize(text: str, label: str) -> str:
+    from .replace import normalize_value
+
+    return normalize_value(text, label)
+
+
+@dataclass(slots=True)
+class ValueRisk:
+    label: str
+    status: str  # "missed" | "partial" | "safe"
+    score: int
+    occurrences: int
+
+
+def residual_risk(
+    gold: Iterable[Ent],
+    pred: Iterable[Ent],
+    weights: dict[str, int] = RISK_WEIGHTS,
+) -> tuple[int, list[ValueRisk]]:
+    """A dialogue's residual risk and the per-value breakdown (see the module docstring)."""
+    cover = _covered_positions(pred)
+    values: dict[tuple[str, str], list[Ent]] = defaultdict(list)
+    for g in gold:
+        if g.label in weights:
+            values[(g.label, _normalize(g.text, g.label) if g.text else f"@{g.turn}:{g.start}:{g.end}")].append(g)
+    total = 0
+    out: list[ValueRisk] = []
+    for (label, _), occ in values.items():
+        states = []
+        for g in occ:
+            n, c = _char_coverage(g, cover)
+            states.append("covered" if c >= n else ("uncovered" if c == 0 else "partial"))
+        w = weights[label]
+        if "uncovered" in states:
+            status, score = "missed", w
+        elif "partial" in states:
+            status, score = "partial", math.ceil(w / 2)
+        else:
+            status, score = "safe", 0
+        total += score
+        out.append(ValueRisk(label, status, score, len(occ)))
+    return total, out
+
+
+def mean_std(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"mean": 0.0, "std": 0.0, "mean_plus_std": 0.0, "max": 0.0}
+    m = statistics.fmean(values)
+    s = statistics.pstdev(values) if len(values) > 1 else 0.0
+    return {"mean": m, "std": s, "mean_plus_std": m + s, "max": float(max(values))}
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 100]); 0.0 for no values."""
+    if not values:
+        return 0.0
+    xs = sorted(values)
+    k = max(0, min(len(xs) - 1, math.ceil(q / 100 * len(xs)) - 1))
+    return xs[k]
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+@dataclass(slots=True)
+class DialogueResult:
+    id: str
+    meta: dict
+    gold: list[Ent]
+    pred: list[Ent]
+    turns: int = 0
+    empty_turns: int = 0
+    detect_ms: list[float] = field(default_factory=list)
+
+
+def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS) -> dict[str, Any]:
+    """All eval figures for a list of scored dialogues, as a JSON-serialisable dict."""
+    labels = tuple(labels)
+    per_label: dict[str, Counts] = {}
+    ignored = 0
+    leak: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    risks: list[float] = []
+    at_risk = 0
+    value_status: Counter = Counter()
+    by_group: dict[str, dict[str, Counts]] = {"gender": defaultdict(Counts), "region": defaultdict(Counts)}
+    ms: list[float] = []
+    n_turns = n_empty = 0
+    gold_core = gold_other = n_pred = 0
+    for d in results:
+        m = match_spans(d.gold, d.pred, labels)
+        for lab, c in m.per_label.items():
+            per_label.setdefault(lab, Counts()).add(c)
+        ignored += m.ignored
+        for lab, (n, lk) in leak_counts(d.gold, d.pred, labels).items():
+            leak[lab][0] += n
+            leak[lab][1] += lk
+        r, vals = residual_risk(d.gold, d.pred)
+        risks.append(float(r))
+        at_risk += r > 0
+        value_status.update(f"{v.label}:{v.status}" for v in vals if v.status != "safe")
+        name_c = m.per_label.get("NAME")
+        if name_c is not None and (name_c.tp + name_c.fn):
+            for key in ("gender", "region"):
+                g = (d.meta or {}).get(key)
+                if g not in (None, ""):
+                    c = by_group[key][str(g)]
+                    c.tp += name_c.tp
+                    c.fn += name_c.fn
+        ms.extend(d.detect_ms)
+        n_turns += d.turns
+        n_empty += d.empty_turns
+        gold_core += sum(g.label in labels for g in d.gold)
+        gold_other += sum(g.label not in labels for g in d.gold)
+        n_pred += len(d.pred)
+    overall = Counts()
+    for c in per_label.values():
+        overall.add(c)
+    gold_chars = sum(v[0] for v in leak.values())
+    leaked = sum(v[1] for v in leak.values())
+    n = len(results)
+    return {
+        "dialogues": n,
+        "turns": n_turns,
+        "empty_turns": n_empty,
+        "gold_spans": gold_core,
+        "gold_spans_other_labels": gold_other,
+        "predicted_spans": n_pred,
+        "ignored_predictions": ignored,
+        "overall": overall.scores(),
+        "per_label": {lab: per_label[lab].scores() for lab in labels if lab in per_label},
+        "fp_per_100_dialogues": (100.0 * overall.fp / n) if n else 0.0,
+        "leak_rate": ratio(leaked, gold_chars) if gold_chars else 0.0,
+        "leak": {
+            "gold_chars": gold_chars,
+            "leaked_chars": leaked,
+            "per_label": {lab: ratio(v[1], v[0]) for lab, v in sorted(leak.items())},
+        },
+        "residual_risk": {**mean_std(risks), "dialogues_at_risk": at_risk, "values": dict(sorted(value_status.items()))},
+        "name_recall_by_gender": _group_recall(by_group["gender"]),
+        "name_recall_by_region": _group_recall(by_group["region"]),
+        "ms_per_turn": statistics.fmean(ms) if ms else 0.0,
+        "ms_per_turn_p50": percentile(ms, 50),
+        "ms_per_turn_p99": percentile(ms, 99),
+    }
+
+
+def _group_recall(groups: dict[str, Counts]) -> dict[str, dict[str, Any]]:
+    return {k: {"recall": ratio(c.tp, c.tp + c.fn), "gold": c.tp + c.fn} for k, c in sorted(groups.items())}
+
+
+# --------------------------------------------------------------------------- data files
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def default_data_dir() -> Path:
+    """``$PLAINSIGHT_DATA_DIR`` if set, else ``../shared/data/dev`` next to the repository."""
+    env = os.environ.get("PLAINSIGHT_DATA_DIR")
+    if env:
+        return Path(env)
+    return (repo_root().parent / "shared" / "data" / "dev").resolve()
+
+
+def resolve_data_file(name: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """A path as given if it exists; otherwise ``name`` (with or without .jsonl) in the data dir."""
+    p = Path(name)
+    if p.exists():
+        return p
+    base = Path(data_dir) if data_dir else default_data_dir()
+    for cand in (base / p.name, base / f"{p.name}.jsonl"):
+        if cand.exists():
+            return cand
+    raise FileNotFoundError(f"no such dialogue file: {name} (also looked in {base})")
+
+
+def read_dialogues(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict]:
+    """Dialogues from a JSONL file in the shared dialogue format (blank lines skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        n = 0
+        for lineno, line in enumerate(fh, 1):
+            if limit is not None and n >= limit:
+                return
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+            if not isinstance(d, dict) or not isinstance(d.get("turns"), list):
+                raise ValueError(f"{path}:{lineno}: not a dialogue object with a 'turns' list")
+            n += 1
+            yield d
+
+
+def gold_ents(dialogue: dict) -> list[Ent]:
+    return [
+        Ent(int(s["turn"]), int(s["start"]), int(s["end"]), str(s["label"]), str(s.get("text", "")))
+        for s in dialogue.get("spans") or []
+    ]
+
+
+def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:
+    """Run ``pipeline`` over one dialogue exactly as the worker would: turn by turn, in order, in
+    one session (never looking ahead). Blank turns are skipped (the worker dead-letters them)."""
+    from .schemas import InputTurn
+
+    sid = str(dialogue.get("id") or f"dialogue-{index}")
+    meta = dialogue.get("meta") or {}
+    res = DialogueResult(id=sid, meta=meta, gold=gold_ents(dialogue), pred=[])
+    for i, turn in enumerate(dialogue["turns"]):
+        res.turns += 1
+        text = turn.get("text") or ""
+        if not text.strip():
+            res.empty_turns += 1
+            continue
+        role = str(turn.get("speaker") or "student")[:64] or "student"
+        it = InputTurn(
+            session_id=sid,
+            turn_id=i,
+            role=role,
+            text=text,
+            sent_at=float(turn.get("sent_at") or (t0 + i)),
+            metadata=dict(meta),
+        )
+        t = time.perf_counter()
+        out = pipeline.process_sync(it)
+        elapsed = (time.perf_counter() - t) * 1e3
+        res.detect_ms.append(out.timings_ms.get("detect", elapsed))
+        res.pred.extend(Ent(i, s.start, s.end, s.label, text[s.start : s.end]) for s in out.spans)
+    pipeline.sessions.drop(sid)
+    return res
+
+
+def predictions_record(res: DialogueResult) -> dict:
+    return {
+        "id": res.id,
+        "spans": [
+            {"turn": p.turn, "start": p.start, "end": p.end, "label": p.label, "text": p.text}
+            for p in sorted(res.pred, key=lambda p: (p.turn, p.start, p.end))
+        ],
+    }
