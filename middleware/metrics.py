@@ -1,0 +1,666 @@
+"""Prometheus metrics for plainsight, and the small HTTP server that exposes them.
+
+Usage (the Kafka worker)::
+
+    from middleware.metrics import Metrics, MetricsServer
+
+    metrics = Metrics.from_settings(settings)        # own CollectorRegistry, everything at zero
+    server = MetricsServer(metrics, settings.metrics.host, settings.metrics.port).start()
+    ...
+    metrics.set_ready(True)                           # /readyz → 200 from now on
+    with metrics.time_stage("parse"):
+        turn = parse(record)
+    metrics.observe_stage("fast_pass", 0.004)
+    metrics.entity("NAME", "ner")
+    metrics.turn("ok")
+    metrics.observe_e2e_since(turn.sent_at)           # once the outputs are acknowledged
+    ...
+    server.stop()
+
+Rules this module enforces:
+
+* **No PII, no session ids in labels.** Every label value comes from a closed set; anything
+  else is recorded under ``"other"`` (and never echoed in logs or errors).
+* **Everything exists from start-up.** All metrics and every known label combination are
+  created at zero in ``__init__``, so dashboards and alerts see series before the first event.
+* Each recording method touches exactly one metric. In particular ``turn("dlq")`` and
+  ``dlq(reason)`` are separate calls, as are ``turn("degraded")`` and ``degraded()``.
+
+Metric names (see ``monitoring/README.md`` for what the dashboard and alerts do with them):
+
+=======================================  =========  =============================================
+``plainsight_e2e_latency_seconds``       histogram  input ``sent_at`` → outputs acknowledged
+``plainsight_stage_latency_seconds``     histogram  ``stage`` ∈ STAGES
+``plainsight_turns_total``               counter    ``outcome`` ∈ OUTCOMES
+``plainsight_entities_total``            counter    ``label`` ∈ entity labels, ``source`` ∈ sources
+``plainsight_llm_requests_total``        counter    ``status`` ∈ LLM_STATUSES
+``plainsight_llm_tokens_total``          counter    ``kind`` ∈ TOKEN_KINDS
+``plainsight_llm_cost_usd_total``        counter    USD spent on LLM calls (estimated)
+``plainsight_degraded_total``            counter    outputs emitted in degraded mode
+``plainsight_dlq_total``                 counter    ``reason`` ∈ DLQ_REASONS
+``plainsight_consumer_lag``              gauge      ``topic`` ∈ configured topics, ``partition``
+``plainsight_active_sessions``           gauge      sessions held in memory
+``plainsight_ready``                     gauge      1 when the worker is ready (as /readyz)
+``plainsight_build_info``                gauge      always 1; ``version``, ``python``, ``engine``, ``revision``
+=======================================  =========  =============================================
+
+Plus the standard ``process_*``, ``python_info`` and ``python_gc_*`` collectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import platform
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import Settings
+
+log = logging.getLogger(__name__)
+
+NAMESPACE = "plainsight"
+OTHER = "other"
+
+# --------------------------------------------------------------------------- closed label sets
+
+#: Pipeline stages timed by ``plainsight_stage_latency_seconds``.
+STAGES: tuple[str, ...] = ("parse", "fast_pass", "llm", "verifier", "surrogate", "produce", OTHER)
+
+#: Outcomes of one consumed record (``plainsight_turns_total``).
+#: ok = processed normally; degraded = emitted with ``degraded=true`` (e.g. LLM unavailable);
+#: dlq = dead-lettered; reply = a tutor reply re-identified; duplicate = skipped as already seen.
+OUTCOMES: tuple[str, ...] = ("ok", "degraded", "dlq", "reply", "duplicate", OTHER)
+
+#: Must match ``middleware.schemas.DlqReason``.
+DLQ_REASONS: tuple[str, ...] = (
+    "not_json",
+    "invalid_utf8",
+    "schema",
+    "empty_text",
+    "too_large",
+    "not_object",
+    "processing_error",
+    OTHER,
+)
+
+#: LLM request results (``plainsight_llm_requests_total``).
+LLM_STATUSES: tuple[str, ...] = (
+    "ok",
+    "error",  # transport / server error
+    "timeout",
+    "rate_limited",
+    "invalid_response",  # answered, but not parseable / schema-invalid
+    "circuit_open",  # not sent: circuit breaker open
+    "budget_exceeded",  # not sent: cost/token budget exhausted
+    OTHER,
+)
+
+TOKEN_KINDS: tuple[str, ...] = ("prompt", "completion")
+
+#: Entity labels: the core PII labels plus the indirect identifiers (off by default).
+ENTITY_LABELS: tuple[str, ...] = (
+    "NAME",
+    "EMAIL",
+    "PHONE",
+    "URL",
+    "USERNAME",
+    "ID_NUM",
+    "ADDRESS",
+    "ORG",
+    "LOCATION",
+    "DATE",
+    OTHER,
+)
+
+#: Entity sources = recognizer names (``Span.source``). Unknown names count as "other";
+#: pass ``entity_sources=`` to ``Metrics`` to extend the set.
+ENTITY_SOURCES: tuple[str, ...] = (
+    "email",
+    "phone",
+    "url",
+    "username",
+    "id_num",
+    "address",
+    "pattern",
+    "ner",
+    "gazetteer",
+    "context",
+    "memory",
+    "role",
+    "llm",
+    "verifier",
+    "presidio",
+    OTHER,
+)
+
+#: Max partition number accepted as a label value (anything else → "other").
+MAX_PARTITION_LABEL = 4096
+
+#: End-to-end latency buckets: 1 ms … 30 s, with edges at the SLO thresholds (30 ms, 1 s).
+E2E_BUCKETS: tuple[float, ...] = (
+    0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075,
+    0.1, 0.15, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0, 20.0, 30.0,
+)  # fmt: skip
+
+#: Per-stage buckets: 50 µs … 30 s (fast stages are sub-millisecond, the LLM takes seconds).
+STAGE_BUCKETS: tuple[float, ...] = (
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02,
+    0.03, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)  # fmt: skip
+
+_SAFE_VALUE = re.compile(r"[^0-9A-Za-z._+\-]")
+
+
+def _safe_info(value: Any, limit: int = 64) -> str:
+    """Build-info label values: printable identifier characters only, bounded length."""
+    s = _SAFE_VALUE.sub("_", str(value))[:limit]
+    return s or "unknown"
+
+
+def _closed(value: Any, allowed: frozenset[str], *, casefold: bool = False) -> str:
+    if not isinstance(value, str):
+        return OTHER
+    v = value.strip()
+    if casefold:
+        v = v.upper()
+    return v if v in allowed else OTHER
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("plainsight")
+    except Exception:  # pragma: no cover - not installed
+        from . import __version__
+
+        return __version__
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+class Metrics:
+    """All plainsight metrics, registered in their own :class:`CollectorRegistry`.
+
+    Thread-safe (prometheus-client metrics are). Label values outside the closed sets are
+    recorded as ``"other"``; negative amounts are ignored; nothing here raises on bad input,
+    so instrumentation can never take the worker down.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        topics: Iterable[str] = (),
+        partitions: int = 0,
+        entity_labels: Iterable[str] = (),
+        entity_sources: Iterable[str] = (),
+        engine: str = "cascade",
+        version: str | None = None,
+        revision: str | None = None,
+        process_collectors: bool = True,
+    ) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        ns = NAMESPACE
+
+        self._labels = frozenset(ENTITY_LABELS) | frozenset(_safe_info(x, 32) for x in entity_labels)
+        self._sources = frozenset(ENTITY_SOURCES) | frozenset(_safe_info(x, 32) for x in entity_sources)
+        self._topics = frozenset(t for t in topics if t)
+        self._stages = frozenset(STAGES)
+        self._outcomes = frozenset(OUTCOMES)
+        self._dlq_reasons = frozenset(DLQ_REASONS)
+        self._llm_statuses = frozenset(LLM_STATUSES)
+        self._token_kinds = frozenset(TOKEN_KINDS)
+        self._ready_flag = False
+        self._lock = threading.Lock()
+
+        self.e2e_latency = Histogram(
+            "e2e_latency_seconds",
+            "Seconds from an input turn's sent_at to its outputs being acknowledged by Kafka.",
+            namespace=ns,
+            buckets=E2E_BUCKETS,
+            registry=r,
+        )
+        self.stage_latency = Histogram(
+            "stage_latency_seconds",
+            "Seconds spent in one pipeline stage for one turn.",
+            ["stage"],
+            namespace=ns,
+            buckets=STAGE_BUCKETS,
+            registry=r,
+        )
+        self.turns = Counter(
+            "turns", "Consumed records by outcome.", ["outcome"], namespace=ns, registry=r
+        )
+        self.entities = Counter(
+            "entities",
+            "Entities replaced, by label and by the recognizer that found them.",
+            ["label", "source"],
+            namespace=ns,
+            registry=r,
+        )
+        self.llm_requests = Counter(
+            "llm_requests", "LLM requests by result.", ["status"], namespace=ns, registry=r
+        )
+        self.llm_tokens_counter = Counter(
+            "llm_tokens", "LLM tokens used, by kind (prompt, completion).", ["kind"], namespace=ns, registry=r
+        )
+        self.llm_cost_counter = Counter(
+            "llm_cost_usd", "Estimated LLM spend in US dollars.", namespace=ns, registry=r
+        )
+        self.degraded_outputs = Counter(
+            "degraded",
+            "Outputs emitted in degraded mode (a stage was skipped or failed; local detection only).",
+            namespace=ns,
+            registry=r,
+        )
+        self.dlq_records = Counter(
+            "dlq", "Records sent to the dead-letter topic, by reason.", ["reason"], namespace=ns, registry=r
+        )
+        self.consumer_lag = Gauge(
+            "consumer_lag",
+            "Records behind the partition's high watermark (this worker's assigned partitions).",
+            ["topic", "partition"],
+            namespace=ns,
+            registry=r,
+        )
+        self.active_sessions = Gauge(
+            "active_sessions", "Sessions whose state is held in memory.", namespace=ns, registry=r
+        )
+        self.ready_gauge = Gauge(
+            "ready", "1 when the worker is ready to process traffic (same as /readyz), else 0.",
+            namespace=ns, registry=r,
+        )  # fmt: skip
+        self.build_info = Gauge(
+            "build_info",
+            "Build information (value always 1).",
+            ["version", "python", "engine", "revision"],
+            namespace=ns,
+            registry=r,
+        )
+
+        # every metric and known label combination exists from start-up, at zero
+        for s in STAGES:
+            self.stage_latency.labels(stage=s)
+        for o in OUTCOMES:
+            self.turns.labels(outcome=o)
+        for lab in sorted(self._labels):
+            for src in sorted(self._sources):
+                self.entities.labels(label=lab, source=src)
+        for st in LLM_STATUSES:
+            self.llm_requests.labels(status=st)
+        for k in TOKEN_KINDS:
+            self.llm_tokens_counter.labels(kind=k)
+        for reason in DLQ_REASONS:
+            self.dlq_records.labels(reason=reason)
+        for t in sorted(self._topics):
+            for p in range(max(0, min(int(partitions), MAX_PARTITION_LABEL))):
+                self.consumer_lag.labels(topic=t, partition=str(p)).set(0)
+        self.active_sessions.set(0)
+        self.ready_gauge.set(0)
+        self.build_info.labels(
+            version=_safe_info(version or _package_version()),
+            python=_safe_info(platform.python_version()),
+            engine=_safe_info(engine),
+            revision=_safe_info(revision or os.environ.get("PLAINSIGHT_REVISION") or "unknown"),
+        ).set(1)
+
+        if process_collectors:
+            ProcessCollector(registry=r)
+            PlatformCollector(registry=r)
+            GCCollector(registry=r)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, registry: CollectorRegistry | None = None, **kw: Any) -> Metrics:
+        """Metrics whose closed sets (topics, partitions, entity labels, engine) come from settings."""
+        t = settings.topics
+        kw.setdefault("topics", (t.input, t.replies_in))
+        kw.setdefault("partitions", settings.kafka.partitions)
+        kw.setdefault("entity_labels", settings.detection.labels)
+        kw.setdefault("engine", settings.detection.engine)
+        return cls(registry, **kw)
+
+    # ------------------------------------------------------------------ latency
+
+    def observe_e2e(self, seconds: float) -> None:
+        """End-to-end latency of one turn (negative values, e.g. from clock skew, count as 0)."""
+        try:
+            self.e2e_latency.observe(max(0.0, float(seconds)))
+        except (TypeError, ValueError):
+            pass
+
+    def observe_e2e_since(self, sent_at: float, now: float | None = None) -> float:
+        """Observe ``now - sent_at`` (epoch seconds, as in ``InputTurn.sent_at``); returns it."""
+        try:
+            dt = (time.time() if now is None else now) - float(sent_at)
+        except (TypeError, ValueError):
+            return 0.0
+        self.observe_e2e(dt)
+        return max(0.0, dt)
+
+    def observe_stage(self, stage: str, seconds: float) -> None:
+        """Time spent in one stage for one turn (stage outside STAGES → "other")."""
+        try:
+            self.stage_latency.labels(stage=_closed(stage, self._stages)).observe(max(0.0, float(seconds)))
+        except (TypeError, ValueError):
+            pass
+
+    def observe_stages_ms(self, timings_ms: dict[str, float]) -> None:
+        """Record a ``TurnResult.timings_ms`` / ``OutputTurn.timings_ms`` mapping (milliseconds)."""
+        for stage, ms in (timings_ms or {}).items():
+            if stage in self._stages:
+                try:
+                    self.observe_stage(stage, float(ms) / 1000.0)
+                except (TypeError, ValueError):
+                    pass
+
+    @contextmanager
+    def time_stage(self, stage: str) -> Iterator[None]:
+        """``with metrics.time_stage("llm"): ...`` — observes the block's duration (also on error)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.observe_stage(stage, time.perf_counter() - t0)
+
+    # ------------------------------------------------------------------ counters
+
+    def turn(self, outcome: str, n: int = 1) -> None:
+        """Count consumed records by outcome (ok, degraded, dlq, reply, duplicate)."""
+        if n > 0:
+            self.turns.labels(outcome=_closed(outcome, self._outcomes)).inc(n)
+
+    def entity(self, label: str, source: str, n: int = 1) -> None:
+        """Count replaced entities. ``label``/``source`` outside the known sets → "other"."""
+        if n > 0:
+            self.entities.labels(
+                label=_closed(label, self._labels, casefold=True), source=_closed(source, self._sources)
+            ).inc(n)
+
+    def entities_from(self, items: Iterable[Any]) -> None:
+        """Count a batch of entities: objects with ``.label``/``.source`` (Span, EntityOut)."""
+        for it in items or ():
+            self.entity(getattr(it, "label", OTHER), getattr(it, "source", OTHER))
+
+    def dlq(self, reason: str, n: int = 1) -> None:
+        """Count a dead-lettered record (does not touch ``turns_total``; call ``turn("dlq")`` too)."""
+        if n > 0:
+            self.dlq_records.labels(reason=_closed(reason, self._dlq_reasons)).inc(n)
+
+    def degraded(self, n: int = 1) -> None:
+        """Count an output emitted in degraded mode (does not touch ``turns_total``)."""
+        if n > 0:
+            self.degraded_outputs.inc(n)
+
+    def llm_request(self, status: str, n: int = 1) -> None:
+        if n > 0:
+            self.llm_requests.labels(status=_closed(status, self._llm_statuses)).inc(n)
+
+    def llm_tokens(self, kind: str, n: int) -> None:
+        """Count LLM tokens; ``kind`` is "prompt" or "completion" (other kinds are dropped)."""
+        if kind in self._token_kinds and isinstance(n, (int, float)) and n > 0:
+            self.llm_tokens_counter.labels(kind=kind).inc(n)
+
+    def llm_cost(self, usd: float) -> None:
+        """Add estimated LLM spend in US dollars."""
+        try:
+            usd = float(usd)
+        except (TypeError, ValueError):
+            return
+        if usd > 0:
+            self.llm_cost_counter.inc(usd)
+
+    def llm_usage(self, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0) -> None:
+        """One call's usage: tokens of both kinds and its cost."""
+        self.llm_tokens("prompt", prompt_tokens)
+        self.llm_tokens("completion", completion_tokens)
+        self.llm_cost(cost_usd)
+
+    # ------------------------------------------------------------------ gauges
+
+    def set_lag(self, topic: str, partition: int, lag: float) -> None:
+        """Consumer lag of one assigned partition (topic outside the configured set → "other")."""
+        t = topic if topic in self._topics else OTHER
+        p = str(partition) if isinstance(partition, int) and 0 <= partition < MAX_PARTITION_LABEL else OTHER
+        try:
+            self.consumer_lag.labels(topic=t, partition=p).set(max(0.0, float(lag)))
+        except (TypeError, ValueError):
+            pass
+
+    def reset_lag(self, topic: str | None = None, partitions: Iterable[int] | None = None) -> None:
+        """Set lag to 0 for revoked partitions (all of ``topic``, or everything if no topic):
+        another worker reports them now, and a stale value would be counted twice."""
+        with self._lock:
+            for labels, _ in list(_gauge_children(self.consumer_lag)):
+                t, p = labels
+                if topic is not None and t != (topic if topic in self._topics else OTHER):
+                    continue
+                if partitions is not None and p not in {str(x) for x in partitions}:
+                    continue
+                self.consumer_lag.labels(topic=t, partition=p).set(0)
+
+    def set_active_sessions(self, n: int) -> None:
+        try:
+            self.active_sessions.set(max(0, int(n)))
+        except (TypeError, ValueError):
+            pass
+
+    def set_ready(self, ready: bool) -> None:
+        self._ready_flag = bool(ready)
+        self.ready_gauge.set(1 if ready else 0)
+
+    @property
+    def is_ready(self) -> bool:
+        return self._ready_flag
+
+    # ------------------------------------------------------------------ exposition
+
+    def exposition(self, accept: str | None = None) -> tuple[bytes, str]:
+        """The registry in the text format the client asked for: (body, content type)."""
+        encoder, content_type = choose_encoder(accept or "")
+        return encoder(self.registry), content_type
+
+    def sample(self, name: str, labels: dict[str, str] | None = None) -> float | None:
+        """Current value of one sample (for tests and the CLI), e.g. ``sample("plainsight_turns_total",
+        {"outcome": "ok"})``."""
+        return self.registry.get_sample_value(name, labels or {})
+
+
+def _gauge_children(g: Gauge) -> list[tuple[tuple[str, ...], Any]]:
+    # prometheus-client keeps labelled children in ``_metrics``; no public iterator exists.
+    with g._lock:  # noqa: SLF001
+        return list(g._metrics.items())  # noqa: SLF001
+
+
+# --------------------------------------------------------------------------- HTTP server
+
+
+class MetricsServerError(RuntimeError):
+    pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "plainsight-metrics"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        metrics: Metrics = self.server.metrics  # type: ignore[attr-defined]
+        path = urlsplit(self.path).path.rstrip("/") or "/"
+        if path == "/metrics":
+            try:
+                body, ctype = metrics.exposition(self.headers.get("Accept"))
+            except Exception as exc:  # pragma: no cover - a broken collector
+                log.error("metrics exposition failed: %s", type(exc).__name__)
+                self._send(500, b"exposition failed\n")
+                return
+            self._send(200, body, ctype)
+        elif path == "/healthz":
+            self._send(200, b"ok\n")
+        elif path == "/readyz":
+            if metrics.is_ready:
+                self._send(200, b"ready\n")
+            else:
+                self._send(503, b"not ready\n")
+        elif path == "/":
+            self._send(200, b"plainsight metrics: /metrics /healthz /readyz\n")
+        else:
+            self._send(404, b"not found\n")
+
+    do_HEAD = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        # request lines carry no PII here, but scrapes every few seconds would flood the log
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    # Python sets request_queue_size=5 by default; scrapes are few, keep it
+
+
+class MetricsServer:
+    """Serves ``/metrics``, ``/healthz`` and ``/readyz`` from a daemon thread.
+
+    ``port=0`` binds a free port; ``server.port`` is the bound one after ``start()``.
+    """
+
+    def __init__(self, metrics: Metrics, host: str = "0.0.0.0", port: int = 9464) -> None:
+        self.metrics = metrics
+        self.host = host
+        self.port = int(port)
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_settings(cls, metrics: Metrics, settings: Settings) -> MetricsServer:
+        return cls(metrics, settings.metrics.host, settings.metrics.port)
+
+    def start(self) -> MetricsServer:
+        if self._httpd is not None:
+            return self
+        host = self.host
+        server_cls: type[_Server] = _Server
+        if ":" in host.strip("[]"):
+            host = host.strip("[]")
+
+            class _V6(_Server):
+                address_family = socket.AF_INET6
+
+            server_cls = _V6
+        try:
+            httpd = server_cls((host, self.port), _Handler)
+        except OSError as exc:
+            raise MetricsServerError(
+                f"cannot bind the metrics server to {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from None
+        httpd.metrics = self.metrics  # type: ignore[attr-defined]
+        self._httpd = httpd
+        self.port = httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, name="plainsight-metrics", daemon=True
+        )
+        self._thread.start()
+        log.info("metrics on http://%s:%d/metrics", self.host, self.port)
+        return self
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def stop(self, timeout: float = 5.0) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def __enter__(self) -> MetricsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_metrics(settings: Settings, metrics: Metrics | None = None) -> tuple[Metrics, MetricsServer | None]:
+    """Create metrics from settings and start the server if ``settings.metrics.enabled``."""
+    metrics = metrics or Metrics.from_settings(settings)
+    if not settings.metrics.enabled:
+        return metrics, None
+    return metrics, MetricsServer.from_settings(metrics, settings).start()
+
+
+# --------------------------------------------------------------------------- CLI helpers
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--metrics-port``, ``--metrics-host`` and ``--no-metrics`` to a subcommand's parser.
+
+    Unset flags stay ``None`` so the YAML/environment values apply; feed the result of
+    :func:`metrics_overrides` to ``load_settings(**overrides)``.
+    """
+    g = parser.add_argument_group("metrics")
+    g.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve /metrics, /healthz, /readyz on this port (0 = a free port; default 9464)",
+    )
+    g.add_argument("--metrics-host", default=None, metavar="HOST", help="address to bind (default 0.0.0.0)")
+    g.add_argument(
+        "--no-metrics",
+        dest="metrics_enabled",
+        action="store_const",
+        const=False,
+        default=None,
+        help="don't start the metrics HTTP server",
+    )
+
+
+def metrics_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``{"metrics": {...}}`` from the flags of :func:`add_metrics_arguments` (None = unset)."""
+    port = getattr(args, "metrics_port", None)
+    if port is not None and not (0 <= port <= 65535):
+        raise SystemExit(f"--metrics-port must be 0..65535, got {port}")
+    return {
+        "metrics": {
+            "port": port,
+            "host": getattr(args, "metrics_host", None),
+            "enabled": getattr(args, "metrics_enabled", None),
+        }
+    }
