@@ -151,6 +151,27 @@ ENTITY_SOURCES: tuple[str, ...] = (
 
 #: Max partition number accepted as a label value (anything else → "other").
 MAX_PARTITION_LABEL = 4096
+#: Topic names come from the consumer's assignment (configuration, never message content).
+#: With ``topics=`` given (``Metrics.from_settings``) the set is closed; a bare ``Metrics()``
+#: learns up to this many valid topic names, after which unknown topics count as "other".
+MAX_TOPICS = 16
+_TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+#: Common spellings of LLM failures mapped onto LLM_STATUSES (anything "http_*" → "error").
+_LLM_STATUS_ALIASES = {
+    "success": "ok",
+    "outage": "error",
+    "connection_error": "error",
+    "server_error": "error",
+    "rate_limit": "rate_limited",
+    "429": "rate_limited",
+    "http_429": "rate_limited",
+    "unaligned": "invalid_response",
+    "invalid": "invalid_response",
+    "bad_json": "invalid_response",
+    "circuit": "circuit_open",
+    "budget": "budget_exceeded",
+}
 
 #: End-to-end latency buckets: 1 ms … 30 s, with edges at the SLO thresholds (30 ms, 1 s).
 E2E_BUCKETS: tuple[float, ...] = (
@@ -223,14 +244,17 @@ class Metrics:
 
         self._labels = frozenset(ENTITY_LABELS) | frozenset(_safe_info(x, 32) for x in entity_labels)
         self._sources = frozenset(ENTITY_SOURCES) | frozenset(_safe_info(x, 32) for x in entity_sources)
-        self._topics = frozenset(t for t in topics if t)
+        self._topics = {t for t in topics if isinstance(t, str) and _TOPIC_RE.match(t)}
+        # with configured topics the set is closed; without (bare ``Metrics()``), learn a few
+        self._learn_topics = not self._topics
         self._stages = frozenset(STAGES)
         self._outcomes = frozenset(OUTCOMES)
         self._dlq_reasons = frozenset(DLQ_REASONS)
         self._llm_statuses = frozenset(LLM_STATUSES)
         self._token_kinds = frozenset(TOKEN_KINDS)
         self._ready_flag = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._llm_seen: dict[str, float] = {}
 
         self.e2e_latency = Histogram(
             "e2e_latency_seconds",
@@ -411,8 +435,21 @@ class Metrics:
             self.degraded_outputs.inc(n)
 
     def llm_request(self, status: str, n: int = 1) -> None:
+        """Count LLM requests by result (see LLM_STATUSES; "http_5xx"-style codes → "error")."""
         if n > 0:
-            self.llm_requests.labels(status=_closed(status, self._llm_statuses)).inc(n)
+            self.llm_requests.labels(status=self._llm_status(status)).inc(n)
+
+    def _llm_status(self, status: Any) -> str:
+        if not isinstance(status, str):
+            return OTHER
+        s = status.strip().lower()
+        if s in self._llm_statuses:
+            return s
+        if s in _LLM_STATUS_ALIASES:
+            return _LLM_STATUS_ALIASES[s]
+        if s.startswith("http_"):
+            return "error"
+        return OTHER
 
     def llm_tokens(self, kind: str, n: int) -> None:
         """Count LLM tokens; ``kind`` is "prompt" or "completion" (other kinds are dropped)."""
@@ -434,11 +471,47 @@ class Metrics:
         self.llm_tokens("completion", completion_tokens)
         self.llm_cost(cost_usd)
 
+    def sync_llm_stats(self, stats: Any) -> None:
+        """Export an ``middleware.llm.stats.LLMStats`` (cumulative plain counters) as increments.
+
+        Call it periodically (e.g. from the worker's gauge/commit loop) with the same stats
+        object; only the growth since the previous call is added. Requests = HTTP attempts;
+        ``request_errors`` (by cause: timeout, rate_limited, outage, http_5xx, http_4xx…) map onto
+        LLM_STATUSES; the remainder are "ok".
+        """
+        try:
+            requests = float(sum(getattr(stats, "requests", {}).values()))
+            errors = {str(k): float(v) for k, v in getattr(stats, "request_errors", {}).items()}
+            prompt = float(sum(getattr(stats, "prompt_tokens", {}).values()))
+            completion = float(sum(getattr(stats, "completion_tokens", {}).values()))
+            cost_fn = getattr(stats, "cost_usd", None)
+            cost = float(cost_fn()) if callable(cost_fn) else 0.0
+        except (TypeError, ValueError, AttributeError):
+            return
+        with self._lock:
+            seen = self._llm_seen
+
+            def delta(key: str, value: float) -> float:
+                d = value - seen.get(key, 0.0)
+                seen[key] = max(value, seen.get(key, 0.0))
+                return d if d > 0 else 0.0
+
+            ok = delta("ok", max(0.0, requests - sum(errors.values())))
+            if ok:
+                self.llm_request("ok", ok)
+            for cause, v in errors.items():
+                d = delta("err:" + cause, v)
+                if d:
+                    self.llm_request(cause, d)
+            self.llm_tokens("prompt", delta("prompt", prompt))
+            self.llm_tokens("completion", delta("completion", completion))
+            self.llm_cost(delta("cost", cost))
+
     # ------------------------------------------------------------------ gauges
 
     def set_lag(self, topic: str, partition: int, lag: float) -> None:
         """Consumer lag of one assigned partition (topic outside the configured set → "other")."""
-        t = topic if topic in self._topics else OTHER
+        t = self._topic(topic)
         p = str(partition) if isinstance(partition, int) and 0 <= partition < MAX_PARTITION_LABEL else OTHER
         try:
             self.consumer_lag.labels(topic=t, partition=p).set(max(0.0, float(lag)))
@@ -451,11 +524,21 @@ class Metrics:
         with self._lock:
             for labels, _ in list(_gauge_children(self.consumer_lag)):
                 t, p = labels
-                if topic is not None and t != (topic if topic in self._topics else OTHER):
+                if topic is not None and t != self._topic(topic):
                     continue
                 if partitions is not None and p not in {str(x) for x in partitions}:
                     continue
                 self.consumer_lag.labels(topic=t, partition=p).set(0)
+
+    def _topic(self, topic: Any) -> str:
+        if topic in self._topics:
+            return topic
+        if self._learn_topics and isinstance(topic, str) and _TOPIC_RE.match(topic) and topic != OTHER:
+            with self._lock:
+                if len(self._topics) < MAX_TOPICS:
+                    self._topics.add(topic)
+                    return topic
+        return OTHER
 
     def set_active_sessions(self, n: int) -> None:
         try:

@@ -265,3 +265,61 @@ def test_env_overrides_port(monkeypatch: pytest.MonkeyPatch) -> None:
     add_metrics_arguments(p)
     assert load_settings(**metrics_overrides(p.parse_args([]))).metrics.port == 9999
     assert load_settings(**metrics_overrides(p.parse_args(["--metrics-port", "1234"]))).metrics.port == 1234
+
+
+def test_topics_learned_from_assignment_up_to_a_cap() -> None:
+    from middleware.metrics import MAX_TOPICS
+
+    m = Metrics()  # no topics configured (e.g. a caller that didn't use from_settings)
+    m.set_lag("chat.turns", 0, 3)
+    assert m.sample("plainsight_consumer_lag", {"topic": "chat.turns", "partition": "0"}) == 3
+    m.set_lag("not a topic name!", 0, 1)  # not a valid Kafka topic name
+    assert m.sample("plainsight_consumer_lag", {"topic": "other", "partition": "0"}) == 1
+    for i in range(MAX_TOPICS + 5):
+        m.set_lag(f"t{i}", 0, 1)
+    topics = {s.labels["topic"] for f in families(m).values() if f.name == "plainsight_consumer_lag" for s in f.samples}
+    assert len(topics - {"other"}) == MAX_TOPICS
+
+
+def test_llm_status_aliases(metrics: Metrics) -> None:
+    for st in ("http_5xx", "http_400", "outage", "unaligned", "rate_limit", "TIMEOUT"):
+        metrics.llm_request(st)
+    s = metrics.sample
+    assert s("plainsight_llm_requests_total", {"status": "error"}) == 3
+    assert s("plainsight_llm_requests_total", {"status": "invalid_response"}) == 1
+    assert s("plainsight_llm_requests_total", {"status": "rate_limited"}) == 1
+    assert s("plainsight_llm_requests_total", {"status": "timeout"}) == 1
+
+
+def test_sync_llm_stats_exports_deltas(metrics: Metrics) -> None:
+    from collections import Counter
+
+    class Stats:  # the shape of middleware.llm.stats.LLMStats
+        def __init__(self) -> None:
+            self.requests = Counter()
+            self.request_errors = Counter()
+            self.prompt_tokens = Counter()
+            self.completion_tokens = Counter()
+
+        def cost_usd(self) -> float:
+            return sum(self.prompt_tokens.values()) / 1e6 * 0.15 + sum(self.completion_tokens.values()) / 1e6 * 0.6
+
+    st = Stats()
+    st.requests.update({"marking": 10, "verifier": 2})
+    st.request_errors.update({"timeout": 1, "http_5xx": 2})
+    st.prompt_tokens.update({"marking": 1000})
+    st.completion_tokens.update({"marking": 100})
+    metrics.sync_llm_stats(st)
+    metrics.sync_llm_stats(st)  # idempotent without growth
+    s = metrics.sample
+    assert s("plainsight_llm_requests_total", {"status": "ok"}) == 9
+    assert s("plainsight_llm_requests_total", {"status": "timeout"}) == 1
+    assert s("plainsight_llm_requests_total", {"status": "error"}) == 2
+    assert s("plainsight_llm_tokens_total", {"kind": "prompt"}) == 1000
+    assert s("plainsight_llm_cost_usd_total") == pytest.approx(st.cost_usd())
+    st.requests["marking"] += 5
+    st.prompt_tokens["marking"] += 500
+    metrics.sync_llm_stats(st)
+    assert s("plainsight_llm_requests_total", {"status": "ok"}) == 14
+    assert s("plainsight_llm_tokens_total", {"kind": "prompt"}) == 1500
+    assert s("plainsight_llm_cost_usd_total") == pytest.approx(st.cost_usd())
