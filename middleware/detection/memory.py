@@ -1,0 +1,51 @@
+"""Per-session detection memory: who is a person here, and which names are story characters.
+
+Held inside the session state (never logged, never output). Keys are case-folded tokens so that a
+name confirmed once ("Hi Maria") is found later as "maria", "MARIA" or "Maria's"; a multi-part
+name ("Maria Lopez") also registers each part, so "Lopez" alone is found too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Parts of a multi-part name that are not names on their own.
+_PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el", "y"})
+
+
+@dataclass(slots=True)
+class SessionMemory:
+    #: case-folded name token -> evidence strength (1.0 = confirmed by a direct cue or a role).
+    people: dict[str, float] = field(default_factory=dict)
+    #: case-folded tokens known to be characters of the session's problem / story, or public figures.
+    kept: set[str] = field(default_factory=set)
+    #: problem texts already parsed (by hash), so metadata repeated on every turn is read once.
+    problems_seen: set[int] = field(default_factory=set)
+    #: speaker roles already learnt.
+    roles_seen: set[str] = field(default_factory=set)
+    turns: int = 0
+
+    def add_person(self, name: str, strength: float = 1.0) -> None:
+        parts = [p for p in name.replace("\u2019", "'").split() if p]
+        keys = [name.casefold()] if len(parts) <= 1 else [p.casefold() for p in parts]
+        for k in keys:
+            k = k.strip(".'")
+            if len(k) < 2 or k in _PARTICLES:
+                continue
+            if self.people.get(k, 0.0) < strength:
+                self.people[k] = strength
+            self.kept.discard(k) if strength >= 1.0 else None
+
+    def person_strength(self, token: str) -> float:
+        return self.people.get(token.casefold(), 0.0)
+
+    def is_person(self, token: str, min_strength: float = 0.5) -> bool:
+        return self.people.get(token.casefold(), 0.0) >= min_strength
+
+    def add_kept(self, token: str) -> None:
+        k = token.casefold()
+        if self.people.get(k, 0.0) < 1.0:
+            self.kept.add(k)
+
+    def is_kept(self, token: str) -> bool:
+        return token.casefold() in self.kept

@@ -1,0 +1,368 @@
+"""Person-name finding for chat: lexicon + context cues + session memory, with keep/curricular review.
+
+Proposer (recall first), per word token of a turn:
+
+* session memory: a person confirmed earlier in the session, in any case, possessive stripped;
+* direct cues: greetings / vocatives ("Hi X", "thanks X!", "Good job, X."), self-introductions
+  ("I'm X", "call me X", "my name is X"), titles ("Mr. X" — the title stays outside the span);
+* lexicon evidence: a token popular as a first/last name somewhere in the world (names-dataset)
+  that English text mostly writes capitalised (case-sensitive word probabilities), so "Maria",
+  "Rogelio" and "Teupola" are candidates while "Will", "Hope", "Mark" need a cue;
+* optional NER evidence (spaCy PERSON spans, passed in by the cascade) for unknown tokens.
+
+Reviewer (keep what is not PII), for candidates without a direct cue or memory:
+problem / story characters (names in the turn's problem metadata, third-person actors in a turn
+with quantities), public figures, curricular eponyms ("Newton's second law"), places, months.
+
+Adjacent name parts are merged into one span ("Faina D. Yefremova"); titles and "'s" stay out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .base import Span, TurnContext
+from .keep import (
+    FAMOUS_FULL,
+    has_quantities,
+    is_calendar,
+    is_curricular_head,
+    is_famous,
+    is_place,
+    narrative_role,
+    problem_texts,
+)
+from .lexicon import ABSENT, Lexicon, TokenInfo, get_lexicon
+from .memory import SessionMemory
+
+KNOWN_ROLES = frozenset(
+    {"student", "tutor", "teacher", "assistant", "system", "multiple students", "parent", "moderator", "user",
+     "bot", "ai", "instructor", "learner", "human", "model", "agent", "ta", "mentor", "coach", "unknown",
+     "students", "class", "speaker", "other", "observer"}
+)
+
+_WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
+_POSSESSIVE = re.compile(r"['\u2019][sS]$")
+_SENT_END = set(".?!:;\n\"“”([{–—-•*")
+
+#: Words that directly precede a vocative ("Hi X", "Good job, X", "Thank you X").
+GREETINGS = frozenset(
+    """hi hello hey heya hiya howdy yo bye goodbye thanks thank thx ty welcome congrats congratulations
+    dear morning afternoon evening night job done work try sorry yes yeah yep okay ok alright right
+    great good excellent awesome perfect correct wow sure nice cool well fantastic amazing brilliant
+    bravo please see later cheers listen look wait""".split()
+)
+#: Greetings strong enough to tag a following name token even when text continues ("Hi Maria can ...").
+STRONG_GREETINGS = frozenset("hi hello hey heya hiya howdy bye goodbye dear thanks thank thx welcome congrats congratulations morning afternoon evening".split())
+TITLES = frozenset("mr mrs ms miss mx mister dr doctor prof professor sir madam madame coach mme mlle".split())
+
+#: Closed-class / chat words that are never a person's name even though names-dataset lists them.
+STOP = frozenset(
+    """a an the i me my mine you your yours he him his she her hers it its we us our they them their this that
+    these those who whom whose what which where when why how there here and or but nor so yet if then than
+    because as at by for from in into of off on onto out over to up with without about above after again
+    against all any both each few more most other some such no not only own same too very can will just
+    should now is am are was were be been being have has had do does did done shall would could may might
+    must ok okay yes yeah yep yup nope nah oh ah uh um hmm hm huh wow oops hey hi hello bye please thanks
+    thank sorry well good great nice cool fine right wrong sure true false correct perfect excellent awesome
+    everyone everybody anyone anybody someone somebody nobody guys class friends students student teacher
+    tutor sir maam ma'am miss mister buddy dude man kids boys girls ladies folks team today tomorrow
+    yesterday first second third next last one two three four five six seven eight nine ten also even
+    still maybe let lets let's like love go going got get see look wait listen think know said say says
+    way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't""".split()
+)
+
+_INTRO_PREV = (("my", "name", "is"), ("name", "is"), ("name's",), ("i'm",), ("im",), ("i", "am"), ("call", "me"),
+               ("called",), ("this", "is"), ("it's",), ("its",), ("am",))
+#: Adjectives / states that follow "I'm" and are not names.
+_NOT_AFTER_IM = frozenset(
+    """good fine ok okay done ready here there back sorry confused lost stuck sure not so just going trying
+    doing getting finished new happy sad tired bored great alright working still also really very almost
+    gonna thinking talking looking in on at from with a an the""".split()
+)
+
+
+@dataclass(slots=True)
+class Tok:
+    start: int
+    end: int
+    text: str
+    info: TokenInfo
+    cap: bool  # first letter upper-case
+    upper: bool  # all upper-case (and > 1 letter)
+    lower: bool
+    sent_init: bool
+    low: str  # case-folded text
+
+
+def tokenize(text: str, lex: Lexicon) -> list[Tok]:
+    toks: list[Tok] = []
+    for m in _WORD.finditer(text):
+        s, e = m.start(), m.end()
+        w = m.group()
+        if _POSSESSIVE.search(w) and len(w) > 3:
+            e -= 2
+            w = w[:-2]
+        j = s - 1
+        while j >= 0 and text[j] in " \t\"'“‘[(*_":
+            j -= 1
+        sent_init = j < 0 or text[j] in _SENT_END
+        info = lex.info(w)
+        if not info.is_name and ("-" in w) and w.count("-") <= 2:
+            parts = [lex.info(p) for p in w.split("-") if p]
+            if parts and all(p.is_name and p.logp_lower < -13 for p in parts):
+                info = TokenInfo(min(p.first_rank for p in parts), min(p.last_rank for p in parts), ABSENT, ABSENT)
+        cap = w[0].isupper()
+        upper = len(w) > 1 and w.isupper()
+        toks.append(Tok(s, e, w, info, cap, upper, w.islower(), sent_init, w.casefold()))
+    return toks
+
+
+def name_class(t: Tok) -> str:
+    """'pure' (name, not an English word), 'propn' (name mostly written capitalised), 'wordish'
+    (name that is also an ordinary word: Will, Hope), 'unknown' (not in any table), 'word'."""
+    i = t.info
+    if i.is_name:
+        if i.logp_lower <= -16.5:
+            return "pure"
+        if i.word_margin < -1.0:
+            return "propn"
+        return "wordish"
+    if i.logp_lower <= ABSENT and i.logp_title <= ABSENT:
+        return "unknown"
+    return "word"
+
+
+_NAMEISH = ("pure", "propn")
+
+
+class NameFinder:
+    """Finds NAME spans in one turn, reading and updating the session memory."""
+
+    source = "names"
+
+    def __init__(self, lexicon: Lexicon | None = None) -> None:
+        self.lex = lexicon or get_lexicon()
+
+    # ------------------------------------------------------------------ session bookkeeping
+    def observe_context(self, ctx: TurnContext, memory: SessionMemory) -> None:
+        role = (ctx.role or "").strip()
+        rk = role.casefold()
+        if rk and rk not in KNOWN_ROLES and rk not in memory.roles_seen:
+            memory.roles_seen.add(rk)
+            words = [w for w in re.split(r"[\s_.\-]+", role) if len(w) > 1 and any(c.isalpha() for c in w)]
+            if words and len(words) <= 4:
+                memory.add_person(" ".join(words), 1.0)
+        for ptext in problem_texts(ctx.metadata):
+            h = hash(ptext)
+            if h in memory.problems_seen:
+                continue
+            memory.problems_seen.add(h)
+            for t in tokenize(ptext, self.lex):
+                if t.cap and not t.upper and t.low not in STOP and len(t.text) > 1:
+                    memory.add_kept(t.text)
+
+    # ------------------------------------------------------------------ per turn
+    def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None) -> list[Span]:
+        self.observe_context(ctx, memory)
+        toks = tokenize(text, self.lex)
+        if not toks:
+            return []
+        n = len(toks)
+        quantities = None  # computed lazily
+        ner_starts = {}
+        if ner_spans:
+            for a, b in ner_spans:
+                for k, t in enumerate(toks):
+                    if a <= t.start and t.end <= b:
+                        ner_starts[k] = (a, b)
+
+        decided: dict[int, float] = {}  # token index -> score
+        confirmed: set[int] = set()  # decided by a direct cue / memory / role
+        for k, t in enumerate(toks):
+            if len(t.text) < 2:
+                continue
+            cls = name_class(t)
+            prev1 = toks[k - 1].low if k >= 1 else ""
+            gap_prev = text[toks[k - 1].end : t.start] if k >= 1 else text[: t.start]
+            gap_next = text[t.end : toks[k + 1].start] if k + 1 < n else text[t.end :]
+            # 1. session memory
+            strength = memory.person_strength(t.text)
+            if strength >= 0.5 and t.low not in STOP and (t.cap or cls in _NAMEISH or strength >= 1.0 and cls != "wordish" and cls != "word"):
+                if not (t.low in STOP):
+                    decided[k] = 0.95
+                    confirmed.add(k)
+                    continue
+            # 2. direct cues
+            cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
+            if cue:
+                decided[k] = 0.95
+                confirmed.add(k)
+                continue
+            if not t.cap or t.low in STOP or is_calendar(t.text):
+                continue
+            if t.upper and (len(t.text) < 4 or cls not in _NAMEISH):
+                continue
+            # 3. lexicon / NER evidence
+            score = 0.0
+            if cls in _NAMEISH:
+                score = 0.8
+            elif cls == "unknown" and k in ner_starts:
+                score = 0.7
+            elif cls == "wordish" and k in ner_starts and not t.sent_init and t.info.first_rank <= 1000:
+                score = 0.6
+            elif cls == "word" and k in ner_starts and not t.sent_init and t.info.word_margin < -2:
+                score = 0.55
+            if score <= 0:
+                continue
+            # 4. keep review
+            if quantities is None:
+                quantities = has_quantities(text)
+            if self._keep(toks, k, text, memory, quantities, gap_prev, gap_next):
+                memory.add_kept(t.text)
+                continue
+            decided[k] = score
+
+        if not decided:
+            return []
+        spans = self._merge(toks, text, decided, confirmed, memory)
+        return spans
+
+    # ------------------------------------------------------------------ evidence helpers
+    def _cue(self, toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> bool:
+        t = toks[k]
+        if t.low in STOP or is_calendar(t.text):
+            return False
+        nameish = cls in _NAMEISH or (cls == "wordish" and t.cap and t.info.first_rank <= 1000)
+        if cls == "unknown" and (t.cap or t.lower) and len(t.text) >= 3:
+            nameish = True
+        if not nameish:
+            return False
+        if t.lower and cls not in _NAMEISH and cls != "unknown":
+            return False
+        prev = [toks[j].low for j in range(max(0, k - 3), k)]
+        nxt_boundary = gap_next.strip() == "" and k + 1 >= len(toks) or (gap_next[:1] in ",.!?;:)" if gap_next else True)
+        # greetings / vocatives
+        if prev and prev[-1] in GREETINGS and re.fullmatch(r"[ ,!]*", gap_prev or " "):
+            if prev[-1] in STRONG_GREETINGS and (t.cap or cls == "pure" or cls == "unknown"):
+                if prev[-1] == "thank" and not (len(prev) >= 1):
+                    return False
+                return True
+            if nxt_boundary and "," in (gap_prev + gap_next[:1]) or nxt_boundary and gap_next[:1] in "!?":
+                return True
+            if nxt_boundary and gap_prev.strip() == "" and prev[-1] in ("job", "done", "work", "try", "you"):
+                return True
+        if len(prev) >= 2 and prev[-2:] == ["thank", "you"] and re.fullmatch(r"[ ,]*", gap_prev or " "):
+            return True
+        # self introductions
+        if prev and re.fullmatch(r"[ ,:]*", gap_prev or " "):
+            for pat in _INTRO_PREV:
+                if len(prev) >= len(pat) and tuple(prev[-len(pat):]) == pat:
+                    if t.low in _NOT_AFTER_IM:
+                        return False
+                    if pat in (("this", "is"), ("it's",), ("its",), ("am",), ("called",)) and not (t.cap and cls in ("pure", "propn", "unknown")):
+                        return False
+                    if pat in (("this", "is"), ("it's",), ("its",)):
+                        # "this is Maria" only as a self-introduction at the start of a turn
+                        j = k - len(pat) - 1
+                        if j >= 0 and toks[j].low not in GREETINGS:
+                            return False
+                    return True
+        # titles: "Mr. Smith" (the title stays out of the span)
+        if prev and prev[-1] in TITLES and t.cap and re.fullmatch(r"\.? ?", gap_prev):
+            return True
+        return False
+
+    def _keep(self, toks: list[Tok], k: int, text: str, memory: SessionMemory, quantities: bool, gap_prev: str, gap_next: str) -> bool:
+        t = toks[k]
+        if memory.is_kept(t.text):
+            return True
+        if is_famous(t.text) or is_place(t.text):
+            return True
+        # full famous name "Isaac Newton"
+        if k + 1 < len(toks) and f"{t.low} {toks[k + 1].low}" in FAMOUS_FULL:
+            memory.add_kept(toks[k + 1].text)
+            return True
+        # curricular eponym: "<Name>('s) [second] law", "the <Name> sum"
+        for j in range(k + 1, min(len(toks), k + 4)):
+            if is_curricular_head(toks[j].text):
+                between = text[t.end : toks[j].start]
+                if not re.search(r"[,.;:!?]", between):
+                    return True
+                break
+        # third-person actor of a story with quantities
+        if quantities or memory.problems_seen:
+            vocative = (gap_prev.strip() in ("", ",") and (gap_next[:1] in "?!" or (gap_next[:1] in ",." and (k + 1 >= len(toks) or gap_next.strip() in (",", ".")) and k + 1 >= len(toks))))
+            if not vocative:
+                prev_words = [toks[j].low for j in range(max(0, k - 2), k)] if not re.search(r"[,.;:!?]", gap_prev) else []
+                nxt = []
+                j = k + 1
+                if j < len(toks) and not re.search(r"[,.;:!?]", gap_next):
+                    if toks[j].low == "and" and j + 1 < len(toks) and toks[j + 1].cap:
+                        j += 2  # "Mia and Daquan have"
+                    if j < len(toks):
+                        nxt = [toks[j].low]
+                if narrative_role(prev_words, nxt):
+                    return True
+        return False
+
+    # ------------------------------------------------------------------ spans
+    def _merge(self, toks: list[Tok], text: str, decided: dict[int, float], confirmed: set[int], memory: SessionMemory) -> list[Span]:
+        spans: list[Span] = []
+        used: set[int] = set()
+        for k in sorted(decided):
+            if k in used:
+                continue
+            a = b = k
+            # extend right over name parts / initials separated by a single space
+            while b + 1 < len(toks):
+                gap = text[toks[b].end : toks[b + 1].start]
+                nt = toks[b + 1]
+                if gap not in (" ", ". ") or (gap == ". " and len(toks[b].text) != 1):
+                    break
+                if b + 1 in decided or self._is_part(nt, toks[k]):
+                    b += 1
+                else:
+                    break
+            # extend left
+            while a - 1 >= 0:
+                gap = text[toks[a - 1].end : toks[a].start]
+                pt = toks[a - 1]
+                if gap not in (" ", ". ") or (gap == ". " and len(pt.text) != 1):
+                    break
+                if a - 1 in decided or (self._is_part(pt, toks[k]) and pt.low not in TITLES and pt.low not in GREETINGS):
+                    a -= 1
+                else:
+                    break
+            for j in range(a, b + 1):
+                used.add(j)
+            # initials at the edges are not names on their own
+            while a < b and len(toks[a].text) == 1:
+                a += 1
+            start, end = toks[a].start, toks[b].end
+            if b > a and len(toks[b].text) == 1:
+                end = toks[b].end
+            score = max(decided.get(j, 0.0) for j in range(a, b + 1))
+            spans.append(Span(start, end, "NAME", self.source, score))
+            strength = 1.0 if any(j in confirmed for j in range(a, b + 1)) else (0.8 if score >= 0.8 else 0.0)
+            if strength:
+                memory.add_person(text[start:end], strength)
+        return spans
+
+    @staticmethod
+    def _is_part(t: Tok, anchor: Tok) -> bool:
+        """Can ``t`` continue a name next to ``anchor`` (same casing style)?"""
+        if anchor.cap:
+            if not t.cap:
+                return t.low in ("de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el")
+            if len(t.text) == 1:
+                return True  # initial
+            if t.low in STOP or is_calendar(t.text) or is_place(t.text):
+                return False
+            cls = name_class(t)
+            return cls in ("pure", "propn", "unknown") or (cls == "wordish" and t.info.name_rank <= 2500 and t.info.word_margin < 1.0)
+        # lowercase names continue with lowercase names
+        if t.lower and name_class(t) in ("pure", "propn"):
+            return True
+        return False
