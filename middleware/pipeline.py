@@ -96,6 +96,27 @@ class Pipeline:
             return None
         return {k: turn.metadata[k] for k in keys if k in turn.metadata} or None
 
+    async def reidentify(self, turn: InputTurn) -> OutputTurn:
+        """A tutor reply written with surrogates → the same reply with the real values restored."""
+        t0 = time.perf_counter()
+        state = self.sessions.get(turn.session_id)
+        fn = getattr(self.replacer, "reidentify", None)
+        if fn is None:
+            text, ents = turn.text, []
+        else:
+            text, ents = fn(turn.text, state.replace_state)
+        return OutputTurn(
+            session_id=turn.session_id,
+            turn_id=turn.turn_id,
+            role=turn.role,
+            text=text,
+            entities=ents,
+            mode="reidentified",
+            sent_at=float(turn.sent_at),
+            metadata=self._metadata_out(turn),
+            timings_ms={"reidentify": (time.perf_counter() - t0) * 1e3},
+        )
+
     async def process(self, turn: InputTurn) -> TurnResult:
         return self.process_sync(turn)
 

@@ -1,0 +1,453 @@
+"""The streaming worker: chat turns in from Kafka, de-identified turns out.
+
+Guarantees
+- **Per-session order**: turns of one session (same key → same partition) are processed one
+  after another; different sessions proceed concurrently.
+- **At-least-once**: an input offset is committed only after every output of that record (or
+  its dead letter) has been acknowledged by the broker, and only as part of a contiguous run of
+  finished offsets of its partition. A crash replays unfinished records; outputs are
+  deterministic, so replays produce byte-identical duplicates.
+- **Backpressure**: at most ``worker.max_in_flight`` records are consumed but unfinished.
+- **Rebalances**: on revocation, in-flight work of the revoked partitions is drained and
+  committed before the partitions are released.
+- **Shutdown** (``request_stop()``, wired to SIGINT/SIGTERM by ``plainsight serve``): stop
+  fetching, drain in-flight turns, commit, close clients.
+- **Bad input** never crashes the worker: one dead letter each (reason + payload hash, never
+  the payload), offset committed, a log line without the payload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
+
+from middleware.config import Settings
+from middleware.logs import session_ref
+from middleware.parsing import ParseFailure, parse_turn
+from middleware.pipeline import Pipeline
+from middleware.schemas import DeadLetter, InputTurn, OutputTurn, sha256_hex
+
+from .kafka import ensure_topics, make_consumer, make_producer
+
+log = logging.getLogger(__name__)
+
+
+class _PartitionOffsets:
+    """Offsets of one partition in consumption order; tells the next committable offset."""
+
+    __slots__ = ("pending", "done", "committed")
+
+    def __init__(self) -> None:
+        self.pending: collections.deque[int] = collections.deque()
+        self.done: set[int] = set()
+        self.committed: int | None = None
+
+    def add(self, offset: int) -> None:
+        self.pending.append(offset)
+
+    def finish(self, offset: int) -> None:
+        self.done.add(offset)
+
+    def committable(self) -> int | None:
+        """Last offset of the finished prefix + 1 (what to commit), or None if nothing new."""
+        last = None
+        for off in self.pending:
+            if off not in self.done:
+                break
+            last = off
+        return None if last is None else last + 1
+
+    def mark_committed(self, offset: int) -> None:
+        while self.pending and self.pending[0] < offset:
+            self.done.discard(self.pending.popleft())
+        self.committed = offset
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.pending)
+
+
+@dataclass
+class WorkerStats:
+    consumed: int = 0
+    processed: int = 0
+    replies: int = 0
+    dead_letters: int = 0
+    produce_errors: int = 0
+    commits: int = 0
+    rebalances: int = 0
+    dlq_by_reason: collections.Counter = field(default_factory=collections.Counter)
+
+
+class _Rebalance(ConsumerRebalanceListener):
+    def __init__(self, worker: "Worker") -> None:
+        self.worker = worker
+
+    async def on_partitions_revoked(self, revoked):
+        await self.worker._on_revoked(list(revoked))
+
+    async def on_partitions_assigned(self, assigned):
+        await self.worker._on_assigned(list(assigned))
+
+
+class Worker:
+    """``start()`` → ``run()`` (until ``request_stop()``) → ``stop()``. Or ``async with`` + ``run()``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        bootstrap_servers: str,
+        pipeline: Pipeline | None = None,
+        metrics: Any = None,
+        state_store: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.bootstrap_servers = bootstrap_servers
+        self.pipeline = pipeline or Pipeline(settings)
+        self.metrics = metrics
+        self.state_store = state_store
+        self.stats = WorkerStats()
+        t = settings.topics
+        self._input_topics = [t.input] + ([t.replies_in] if settings.worker.process_replies else [])
+        self._producer = None
+        self._consumer = None
+        self._offsets: dict[TopicPartition, _PartitionOffsets] = {}
+        self._tasks: dict[TopicPartition, set[asyncio.Task]] = collections.defaultdict(set)
+        self._session_tail: dict[str, asyncio.Task] = {}
+        self._slots = asyncio.Semaphore(settings.worker.max_in_flight)
+        self._stop = asyncio.Event()
+        self._started = False
+        self._ready = asyncio.Event()
+        self._commit_lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        if self._started:
+            return
+        if self.settings.kafka.create_topics:
+            await ensure_topics(self.settings, self.bootstrap_servers)
+        self._producer = make_producer(self.settings, self.bootstrap_servers)
+        await self._producer.start()
+        if self.state_store is not None:
+            await self.state_store.start()
+        self._consumer = make_consumer(self.settings, self.bootstrap_servers)
+        self._consumer.subscribe(self._input_topics, listener=_Rebalance(self))
+        await self._consumer.start()
+        self._started = True
+        log.info(
+            "worker started: group=%s topics=%s max_in_flight=%d",
+            self.settings.kafka.group_id,
+            ",".join(self._input_topics),
+            self.settings.worker.max_in_flight,
+        )
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def in_flight(self) -> int:
+        return sum(len(ts) for ts in self._tasks.values())
+
+    async def wait_ready(self, timeout: float = 30.0) -> None:
+        """Wait until the worker has been assigned partitions at least once."""
+        await asyncio.wait_for(self._ready.wait(), timeout)
+
+    async def run(self) -> None:
+        """Consume until ``request_stop()``; then drain and commit (``stop()`` closes the clients)."""
+        if not self._started:
+            await self.start()
+        committer = asyncio.create_task(self._commit_loop(), name="plainsight-committer")
+        try:
+            while not self._stop.is_set():
+                try:
+                    batch = await self._consumer.getmany(timeout_ms=100, max_records=self.settings.kafka.max_poll_records)
+                except KafkaError as exc:
+                    log.warning("fetch failed (%s); retrying", type(exc).__name__)
+                    await asyncio.sleep(0.5)
+                    continue
+                for tp, records in batch.items():
+                    for rec in records:
+                        await self._slots.acquire()
+                        if tp not in self._offsets:  # revoked while we waited
+                            self._slots.release()
+                            break
+                        self._dispatch(tp, rec)
+        finally:
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await committer
+            await self._drain(list(self._tasks), self.settings.worker.drain_timeout_s)
+            await self._commit()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._consumer is not None:
+            await self._drain(list(self._tasks), self.settings.worker.drain_timeout_s)
+            with contextlib.suppress(Exception):
+                await self._commit()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._consumer.stop(), 10)
+            self._consumer = None
+        if self.state_store is not None:
+            with contextlib.suppress(Exception):
+                await self.state_store.stop()
+        if self._producer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._producer.stop(), 10)
+            self._producer = None
+        self._started = False
+        if self.metrics is not None:
+            self.metrics.set_ready(False)
+        log.info(
+            "worker stopped: consumed=%d processed=%d replies=%d dead_letters=%d commits=%d",
+            self.stats.consumed,
+            self.stats.processed,
+            self.stats.replies,
+            self.stats.dead_letters,
+            self.stats.commits,
+        )
+
+    async def __aenter__(self) -> "Worker":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ dispatch
+    def _dispatch(self, tp: TopicPartition, rec) -> None:
+        self.stats.consumed += 1
+        self._offsets[tp].add(rec.offset)
+        t0 = time.perf_counter()
+        parsed = parse_turn(rec.value, self.settings.worker.max_payload_bytes)
+        parse_s = time.perf_counter() - t0
+        if self.metrics is not None:
+            self.metrics.observe_stage("parse", parse_s)
+        if isinstance(parsed, ParseFailure):
+            task = asyncio.create_task(self._dead_letter(tp, rec, parsed.reason, parsed.detail))
+            self._track(tp, rec.offset, task)
+            return
+        sid = parsed.session_id
+        prev = self._session_tail.get(sid)
+        task = asyncio.create_task(self._handle(tp, rec, parsed, prev, parse_s))
+        self._session_tail[sid] = task
+        task.add_done_callback(lambda t, sid=sid: self._session_tail.pop(sid, None) if self._session_tail.get(sid) is t else None)
+        self._track(tp, rec.offset, task)
+
+    def _track(self, tp: TopicPartition, offset: int, task: asyncio.Task) -> None:
+        tasks = self._tasks[tp]
+        tasks.add(task)
+
+        def _done(t: asyncio.Task, tp=tp, offset=offset) -> None:
+            tasks.discard(t)
+            self._slots.release()
+            if t.cancelled():
+                return  # not acknowledged: the offset stays uncommitted and will be replayed
+            if t.exception() is not None:
+                log.error(
+                    "unexpected %s for %s[%d]@%d; offset left uncommitted",
+                    type(t.exception()).__name__, tp.topic, tp.partition, offset,
+                )
+                return
+            if not t.result():
+                return
+            po = self._offsets.get(tp)
+            if po is not None:
+                po.finish(offset)
+
+        task.add_done_callback(_done)
+
+    async def _handle(self, tp: TopicPartition, rec, turn: InputTurn, prev: asyncio.Task | None, parse_s: float) -> bool:
+        if prev is not None and not prev.done():
+            await asyncio.wait({prev})
+        is_reply = tp.topic == self.settings.topics.replies_in
+        try:
+            if is_reply:
+                outputs = await self._reply_outputs(turn)
+            else:
+                result = await self.pipeline.process(turn)
+                outputs = [(self.settings.topics.output, result.deid), (self.settings.topics.logs, result.logs)]
+        except Exception as exc:  # a bug or a pathological input: never crash, never lose
+            log.error(
+                "processing failed for %s[%d]@%d session=%s: %s",
+                tp.topic,
+                tp.partition,
+                rec.offset,
+                session_ref(turn.session_id),
+                type(exc).__name__,
+            )
+            return await self._dead_letter(tp, rec, "processing_error", f"{type(exc).__name__} in pipeline")
+        t0 = time.perf_counter()
+        ok = await self._produce_all(turn.session_id, outputs)
+        produce_s = time.perf_counter() - t0
+        if not ok:
+            return False
+        now = time.time()
+        m = self.metrics
+        if is_reply:
+            self.stats.replies += 1
+        else:
+            self.stats.processed += 1
+        if m is not None:
+            m.observe_stage("produce", produce_s)
+            m.observe_e2e(max(0.0, now - float(turn.sent_at)))
+            if is_reply:
+                m.turn("reply")
+            else:
+                deid = outputs[0][1]
+                for stage, ms in deid.timings_ms.items():
+                    m.observe_stage(stage, ms / 1e3)
+                for ent in deid.entities:
+                    m.entity(ent.label, ent.source)
+                if deid.degraded:
+                    m.degraded()
+                m.turn("degraded" if deid.degraded else "ok")
+        return True
+
+    async def _reply_outputs(self, turn: InputTurn) -> list[tuple[str, OutputTurn]]:
+        out = await self.pipeline.reidentify(turn)
+        return [(self.settings.topics.replies_out, out)]
+
+    async def _produce_all(self, session_id: str, outputs: list[tuple[str, OutputTurn]]) -> bool:
+        key = session_id.encode("utf-8")
+        payloads = [(topic, out.model_dump_json().encode("utf-8")) for topic, out in outputs]
+        return await self._send_acked(payloads, key)
+
+    async def _send_acked(self, payloads: list[tuple[str, bytes]], key: bytes | None) -> bool:
+        """Send and wait for acknowledgement, retrying until it succeeds or the worker stops."""
+        delay = 0.1
+        headers = [("content-type", b"application/json"), ("producer", b"plainsight")]
+        while True:
+            try:
+                futs = [await self._producer.send(topic, value=value, key=key, headers=headers) for topic, value in payloads]
+                await asyncio.gather(*futs)
+                return True
+            except KafkaError as exc:
+                self.stats.produce_errors += 1
+                if self._stop.is_set():
+                    log.warning("produce failed during shutdown (%s); record left uncommitted", type(exc).__name__)
+                    return False
+                log.warning("produce failed (%s); retrying in %.1fs", type(exc).__name__, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    async def _dead_letter(self, tp: TopicPartition, rec, reason: str, detail: str) -> bool:
+        dl = DeadLetter(
+            reason=reason,
+            detail=detail,
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=rec.offset,
+            payload_sha256=sha256_hex(rec.value or b""),
+            payload_bytes=len(rec.value or b""),
+            key_sha256=sha256_hex(rec.key),
+        )
+        log.warning("dead letter %s[%d]@%d reason=%s detail=%s", tp.topic, tp.partition, rec.offset, reason, detail)
+        ok = await self._send_acked([(self.settings.topics.dlq, dl.model_dump_json().encode("utf-8"))], None)
+        if ok:
+            self.stats.dead_letters += 1
+            self.stats.dlq_by_reason[reason] += 1
+            if self.metrics is not None:
+                self.metrics.dlq(reason)
+                self.metrics.turn("dlq")
+        return ok
+
+    # ------------------------------------------------------------------ offsets & rebalances
+    async def _commit(self, partitions: list[TopicPartition] | None = None) -> None:
+        """Commit the finished prefix of each partition (a failed commit is retried next time)."""
+        if self._consumer is None:
+            return
+        async with self._commit_lock:
+            offsets = {}
+            for tp in partitions if partitions is not None else list(self._offsets):
+                po = self._offsets.get(tp)
+                nxt = po.committable() if po is not None else None
+                if nxt is not None and nxt != po.committed:
+                    offsets[tp] = nxt
+            if not offsets:
+                return
+            try:
+                await self._consumer.commit(offsets)
+            except KafkaError as exc:
+                log.warning("commit failed (%s); will retry", type(exc).__name__)
+                return
+            self.stats.commits += 1
+            for tp, off in offsets.items():
+                po = self._offsets.get(tp)
+                if po is not None:
+                    po.mark_committed(off)
+
+    async def _commit_loop(self) -> None:
+        interval = self.settings.worker.commit_interval_ms / 1e3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self._commit()
+                self._update_gauges()
+            except Exception as exc:  # keep committing whatever happens
+                log.warning("commit loop error: %s", type(exc).__name__)
+
+    def _update_gauges(self) -> None:
+        self.pipeline.sessions.expire_idle()
+        if self.metrics is None or self._consumer is None:
+            return
+        self.metrics.set_active_sessions(len(self.pipeline.sessions))
+        for tp, po in list(self._offsets.items()):
+            hw = self._consumer.highwater(tp)
+            if hw is None:
+                continue
+            # lag = records on the broker not yet finished by us (committed or not)
+            base = po.committed if po.committed is not None else (po.pending[0] if po.pending else hw)
+            self.metrics.set_lag(tp.topic, tp.partition, max(0, hw - base))
+
+    async def _drain(self, partitions: list[TopicPartition], timeout: float) -> None:
+        tasks = [t for tp in partitions for t in self._tasks.get(tp, ())]
+        if not tasks:
+            return
+        done, pending = await asyncio.wait(tasks, timeout=timeout or None)
+        if pending:
+            log.warning("drain timed out with %d turns in flight; they stay uncommitted", len(pending))
+            for t in pending:
+                t.cancel()
+            await asyncio.wait(pending, timeout=5)
+
+    async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
+        self.stats.rebalances += 1
+        mine = [tp for tp in revoked if tp in self._offsets]
+        await self._drain(mine, self.settings.worker.drain_timeout_s)
+        with contextlib.suppress(Exception):
+            await self._commit(mine)
+        for tp in mine:
+            self._offsets.pop(tp, None)
+            self._tasks.pop(tp, None)
+        if self.state_store is not None:
+            await self.state_store.on_revoked(mine, self.pipeline)
+        log.info("partitions revoked: %s", _fmt_tps(mine))
+
+    async def _on_assigned(self, assigned: list[TopicPartition]) -> None:
+        for tp in assigned:
+            self._offsets.setdefault(tp, _PartitionOffsets())
+        if self.state_store is not None:
+            await self.state_store.on_assigned(assigned, self.pipeline)
+        log.info("partitions assigned: %s", _fmt_tps(assigned))
+        self._ready.set()
+        if self.metrics is not None:
+            self.metrics.set_ready(True)
+
+
+
+def _fmt_tps(tps: list[TopicPartition]) -> str:
+    return ",".join(f"{tp.topic}[{tp.partition}]" for tp in sorted(tps)) or "-"

@@ -1,0 +1,68 @@
+"""Arguments and helpers shared by the commands."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True) -> None:
+    p.add_argument("--config", metavar="FILE", help="YAML configuration file (see configs/default.yaml)")
+    if kafka:
+        p.add_argument(
+            "--bootstrap-servers",
+            metavar="HOST:PORT",
+            help="Kafka to use (default: configuration, else an embedded broker on loopback)",
+        )
+        p.add_argument("--group-id", help="consumer group id")
+        p.add_argument("--partitions", type=int, help="partitions for topics plainsight creates")
+    p.add_argument("--engine", choices=["cascade", "presidio"], help="detection engine")
+    p.add_argument("--mode", choices=["surrogate", "tag", "redact"], help="output mode for both output topics")
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    ov: dict[str, Any] = {
+        "kafka": {
+            "bootstrap_servers": getattr(args, "bootstrap_servers", None),
+            "group_id": getattr(args, "group_id", None),
+            "partitions": getattr(args, "partitions", None),
+        },
+        "detection": {"engine": getattr(args, "engine", None)},
+        "output": {"deid_mode": getattr(args, "mode", None), "logs_mode": getattr(args, "mode", None)},
+    }
+    for hook in _OVERRIDE_HOOKS:
+        _merge(ov, hook(args))
+    return ov
+
+
+def _merge(a: dict[str, Any], b: dict[str, Any]) -> None:
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(a.get(k), dict):
+            _merge(a[k], v)
+        else:
+            a[k] = v
+
+
+#: Functions (args) -> overrides dict contributed by optional features (LLM, metrics).
+_OVERRIDE_HOOKS: list = []
+
+
+def settings_from_args(args: argparse.Namespace, **extra: Any):
+    from middleware.config import load_settings
+
+    ov = overrides_from_args(args)
+    _merge(ov, extra)
+    return load_settings(getattr(args, "config", None), **ov)
+
+
+def embedded_tuning() -> dict[str, Any]:
+    """Client timings for the embedded broker: fast group joins, low fetch latency."""
+    return {"kafka": {"session_timeout_ms": 2000, "heartbeat_interval_ms": 400, "fetch_max_wait_ms": 10}}
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, int(round(q / 100 * (len(s) - 1)))))
+    return s[k]

@@ -1,0 +1,185 @@
+"""`plainsight demo`: bundled sample chats → Kafka (embedded broker) → worker → de-identified turns.
+
+Needs no network and no API key. Prints each turn raw → de-identified with its end-to-end
+latency (from the turn's ``sent_at`` to the de-identified turn read back from the output topic),
+then a summary. The sample chats were written for the project; every name in them is fake.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import add_config_arguments
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_config_arguments(p)
+    p.set_defaults(log_level="WARNING")
+    p.add_argument("--file", metavar="JSONL", help="chats to stream (default: the bundled sample)")
+    p.add_argument("--rate", type=float, default=25.0, help="turns per second to send (default 25)")
+    p.add_argument("--repeat", type=int, default=1, help="send the sample N times (new session ids each time)")
+    p.add_argument("--quiet", action="store_true", help="print only the summary")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--timeout", type=float, default=120.0, help="give up waiting for outputs after this many seconds")
+    for hook in _ARG_HOOKS:
+        hook(p)
+
+
+_ARG_HOOKS: list = []
+
+
+def load_chats(path: str | None) -> list[dict]:
+    import json
+    from importlib import resources
+
+    if path:
+        text = open(path, encoding="utf-8").read()
+    else:
+        text = resources.files("middleware.samples").joinpath("demo_chats.jsonl").read_text(encoding="utf-8")
+    chats = []
+    for line in text.splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            if "turns" in obj and "session_id" not in obj:  # dialogue format (shared/data)
+                obj = {
+                    "session_id": obj.get("id", f"chat-{len(chats)}"),
+                    "turns": [{"role": t["speaker"], "text": t["text"]} for t in obj["turns"]],
+                }
+            chats.append(obj)
+    return chats
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_demo(args))
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    import sys
+    import time
+
+    from consumers.broker import EmbeddedBroker
+    from consumers.kafka import make_consumer, make_producer
+    from consumers.worker import Worker
+    from middleware.schemas import InputTurn, OutputTurn
+
+    from ._common import embedded_tuning, percentile, settings_from_args
+
+    settings = settings_from_args(args)
+    broker = None
+    if not settings.kafka.bootstrap_servers:
+        settings = settings_from_args(args, **embedded_tuning())
+        broker = EmbeddedBroker(settings.embedded.host, settings.embedded.port, settings.embedded.startup_timeout_s)
+        bootstrap = await broker.start()
+        if not args.quiet:
+            print(f"embedded Kafka-protocol broker (Tansu) on {bootstrap}", file=sys.stderr)
+    else:
+        bootstrap = settings.kafka.bootstrap_servers
+
+    chats = load_chats(args.file)
+    turns: list[InputTurn] = []
+    run_tag = f"{int(time.time())}"
+    for rep in range(args.repeat):
+        for chat in chats:
+            sid = chat["session_id"] if args.repeat == 1 else f"{chat['session_id']}-{rep}"
+            for i, t in enumerate(chat["turns"]):
+                turns.append(InputTurn(session_id=sid, turn_id=i, role=t["role"], text=t["text"], sent_at=0.0))
+    # interleave sessions round-robin, as concurrent chats would arrive
+    by_session: dict[str, list[InputTurn]] = {}
+    for t in turns:
+        by_session.setdefault(t.session_id, []).append(t)
+    order: list[InputTurn] = []
+    while any(by_session.values()):
+        for sid in list(by_session):
+            if by_session[sid]:
+                order.append(by_session[sid].pop(0))
+
+    worker = Worker(settings, bootstrap)
+    producer = make_producer(settings, bootstrap)
+    reader = make_consumer(settings, bootstrap, settings.topics.output, group_id=f"plainsight-demo-reader-{run_tag}")
+    results: dict[tuple[str, str], tuple[OutputTurn, float]] = {}
+    raw = {(t.session_id, str(t.turn_id)): t for t in order}
+    rc = 0
+    try:
+        await worker.start()
+        worker_task = asyncio.create_task(worker.run())
+        await worker.wait_ready(60)
+        await producer.start()
+        await reader.start()
+        done = asyncio.Event()
+        t_start = time.time()
+
+        async def read() -> None:
+            while len(results) < len(order):
+                batch = await reader.getmany(timeout_ms=200)
+                now = time.time()
+                for _tp, msgs in batch.items():
+                    for m in msgs:
+                        out = OutputTurn.model_validate_json(m.value)
+                        key = (out.session_id, str(out.turn_id))
+                        if key in raw and key not in results:
+                            lat = (now - out.sent_at) * 1e3
+                            results[key] = (out, lat)
+                            if not args.quiet and not args.json:
+                                src = raw[key]
+                                print(f"[{out.session_id}] {src.role}: {src.text}")
+                                print(f"    → {out.text}    ({lat:.1f} ms)")
+            done.set()
+
+        reader_task = asyncio.create_task(read())
+        interval = 1.0 / args.rate if args.rate > 0 else 0.0
+        for t in order:
+            t = t.model_copy(update={"sent_at": time.time()})
+            await producer.send_and_wait(settings.topics.input, key=t.session_id.encode(), value=t.model_dump_json().encode())
+            if interval:
+                await asyncio.sleep(interval)
+        try:
+            await asyncio.wait_for(done.wait(), args.timeout)
+        except asyncio.TimeoutError:
+            rc = 1
+        reader_task.cancel()
+        elapsed = time.time() - t_start
+        worker.request_stop()
+        await worker_task
+    finally:
+        for closer in (reader.stop, producer.stop, worker.stop):
+            try:
+                await asyncio.wait_for(closer(), 10)
+            except Exception:
+                pass
+        if broker is not None:
+            await broker.stop()
+
+    lats = [lat for _o, lat in results.values()]
+    labels: dict[str, int] = {}
+    for out, _ in results.values():
+        for e in out.entities:
+            labels[e.label] = labels.get(e.label, 0) + 1
+    summary = {
+        "turns_sent": len(order),
+        "turns_received": len(results),
+        "sessions": len({t.session_id for t in order}),
+        "entities": dict(sorted(labels.items())),
+        "e2e_p50_ms": round(percentile(lats, 50), 2),
+        "e2e_p95_ms": round(percentile(lats, 95), 2),
+        "e2e_p99_ms": round(percentile(lats, 99), 2),
+        "e2e_max_ms": round(max(lats), 2) if lats else None,
+        "elapsed_s": round(elapsed, 2),
+        "dead_letters": worker.stats.dead_letters,
+        "broker": "embedded" if broker is not None else bootstrap,
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print()
+        print(f"turns: {summary['turns_received']}/{summary['turns_sent']} in {summary['sessions']} sessions, "
+              f"{elapsed:.1f}s; entities replaced: {summary['entities']}")
+        print(f"end-to-end latency: p50 {summary['e2e_p50_ms']} ms, p95 {summary['e2e_p95_ms']} ms, "
+              f"p99 {summary['e2e_p99_ms']} ms, max {summary['e2e_max_ms']} ms")
+    if len(results) < len(order):
+        print(f"error: {len(order) - len(results)} turns got no output within {args.timeout}s", file=sys.stderr)
+        rc = 1
+    return rc

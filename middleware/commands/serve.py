@@ -1,0 +1,91 @@
+"""`plainsight serve`: the long-running worker.
+
+With no bootstrap servers configured it starts the embedded broker (memory only: for trying
+plainsight out, not for production). SIGINT/SIGTERM drain in-flight turns, commit and exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import add_config_arguments
+
+_ARG_HOOKS: list = []
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_config_arguments(p)
+    p.add_argument("--metrics-port", type=int, help="port for /metrics, /healthz, /readyz (0 = any free port)")
+    p.add_argument("--no-metrics", action="store_true", help="do not serve metrics")
+    p.add_argument("--max-runtime", type=float, help="stop by itself after this many seconds (tests, batch jobs)")
+    for hook in _ARG_HOOKS:
+        hook(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(serve(args))
+
+
+async def serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    import signal
+
+    from consumers.broker import EmbeddedBroker
+    from consumers.worker import Worker
+
+    from ._common import embedded_tuning, settings_from_args
+
+    log = logging.getLogger("plainsight.serve")
+    extra = {}
+    if args.metrics_port is not None:
+        extra["metrics"] = {"port": args.metrics_port}
+    if args.no_metrics:
+        extra.setdefault("metrics", {})["enabled"] = False
+    settings = settings_from_args(args, **extra)
+    broker = None
+    if not settings.kafka.bootstrap_servers:
+        settings = settings_from_args(args, **{**extra, **embedded_tuning()})
+        broker = EmbeddedBroker(
+            settings.embedded.host, settings.embedded.port, settings.embedded.startup_timeout_s, settings.embedded.log_file
+        )
+        bootstrap = await broker.start()
+        log.warning("no bootstrap servers configured: using an embedded in-memory broker on %s", bootstrap)
+    else:
+        bootstrap = settings.kafka.bootstrap_servers
+
+    metrics = server = None
+    if settings.metrics.enabled:
+        try:
+            from middleware.metrics import Metrics, MetricsServer
+        except ImportError:  # metrics module not available in this build
+            Metrics = None
+        if Metrics is not None:
+            metrics = Metrics()
+            server = MetricsServer(metrics, settings.metrics.host, settings.metrics.port)
+            server.start()
+            log.info("metrics on http://%s:%d/metrics", settings.metrics.host, server.port)
+
+    worker = Worker(settings, bootstrap, metrics=metrics)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, worker.request_stop)
+    stopper = None
+    if args.max_runtime:
+        stopper = loop.call_later(args.max_runtime, worker.request_stop)
+    try:
+        await worker.start()
+        log.info("serving: %s → %s, %s (bootstrap %s)", settings.topics.input, settings.topics.output,
+                 settings.topics.logs, bootstrap)
+        await worker.run()
+    finally:
+        if stopper is not None:
+            stopper.cancel()
+        await worker.stop()
+        if server is not None:
+            server.stop()
+        if broker is not None:
+            await broker.stop()
+    return 0
