@@ -108,6 +108,67 @@ class LoggingSettings(BaseModel):
     json_format: bool = False
 
 
+LLMMode = Literal["marking", "json"]
+LLMPolicy = Literal["wait", "async-refine"]
+
+
+class LLMSettings(BaseModel):
+    """The optional LLM stage (middleware/llm/): any OpenAI-compatible endpoint.
+
+    Off unless configured: ``enabled`` left unset means "on when ``base_url`` or ``model`` is
+    set". An ``OPENAI_API_KEY`` in the environment alone never turns it on (no student text
+    leaves the machine because a key happens to be around).
+    """
+
+    enabled: bool | None = None
+    #: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM, Ollama, llama.cpp server,
+    #: Azure's /openai/v1). None → the OpenAI API.
+    base_url: str | None = None
+    #: None → gpt-4o-mini (see :attr:`model_name`).
+    model: str | None = None
+    #: None → OPENAI_API_KEY from the environment.
+    api_key: SecretStr | None = None
+    mode: LLMMode = "marking"
+    policy: LLMPolicy = "wait"
+    #: Previous turns of the session sent as (already de-identified) context.
+    context_turns: int = Field(4, ge=0, le=50)
+    #: Per HTTP request.
+    timeout_s: float = Field(10.0, gt=0)
+    #: Policy "wait": the whole stage (throttle waits, retries, verifier) must finish within this.
+    latency_budget_ms: int = Field(2500, ge=1)
+    #: Policy "async-refine": bound on the background refinement of one turn.
+    async_budget_ms: int = Field(30_000, ge=1)
+    max_retries: int = Field(3, ge=0, le=10)
+    backoff_base_s: float = Field(0.25, gt=0)
+    backoff_max_s: float = Field(8.0, gt=0)
+    requests_per_minute: int = Field(5000, ge=1)
+    tokens_per_minute: int = Field(2_000_000, ge=100)
+    max_concurrency: int = Field(256, ge=1)
+    #: Which turns go to the model: "uncertain" = only where the fast pass left doubt.
+    gate: Literal["uncertain", "all", "never"] = "uncertain"
+    #: Spans/candidates scoring below this are "uncertain".
+    uncertain_below: float = Field(0.75, ge=0, le=1)
+    verifier: Literal["off", "uncertain", "all"] = "uncertain"
+    #: Max characters of a turn sent to the model (longer turns → fail closed for that turn).
+    max_turn_chars: int = Field(6000, ge=100)
+    temperature: float = Field(0.0, ge=0, le=2)
+    #: USD per 1M tokens (gpt-4o-mini list prices by default).
+    price_input_per_1m: float = Field(0.15, ge=0)
+    price_output_per_1m: float = Field(0.60, ge=0)
+    #: Directory with prompts.yaml overriding the shipped configs/llm/prompts.yaml.
+    prompts_dir: str | None = None
+
+    @property
+    def is_enabled(self) -> bool:
+        if self.enabled is not None:
+            return self.enabled
+        return bool(self.base_url) or bool(self.model)
+
+    @property
+    def model_name(self) -> str:
+        return self.model or "gpt-4o-mini"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PLAINSIGHT_",
@@ -126,6 +187,7 @@ class Settings(BaseSettings):
     surrogate: SurrogateSettings = SurrogateSettings()
     metrics: MetricsSettings = MetricsSettings()
     logging: LoggingSettings = LoggingSettings()
+    llm: LLMSettings = LLMSettings()
 
     @field_validator("kafka", mode="after")
     @classmethod
