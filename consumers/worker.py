@@ -308,8 +308,7 @@ class Worker:
                 m.turn("reply")
             else:
                 deid = outputs[0][1]
-                for stage, ms in deid.timings_ms.items():
-                    m.observe_stage(stage, ms / 1e3)
+                m.observe_stages_ms(deid.timings_ms)
                 for ent in deid.entities:
                     m.entity(ent.label, ent.source)
                 if deid.degraded:

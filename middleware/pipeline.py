@@ -142,7 +142,7 @@ class Pipeline:
         t2 = time.perf_counter()
         state.turns += 1
         state.dirty = True
-        timings = {"detect": (t1 - t0) * 1e3, "replace": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3}
+        timings = {"fast_pass": (t1 - t0) * 1e3, "surrogate": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3}
         for o in outs.values():
             o.timings_ms = dict(timings)
         return TurnResult(deid=outs["deid"], logs=outs["logs"], spans=spans, timings_ms=timings)

@@ -14,9 +14,10 @@ _ARG_HOOKS: list = []
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from middleware.metrics import add_metrics_arguments
+
     add_config_arguments(p)
-    p.add_argument("--metrics-port", type=int, help="port for /metrics, /healthz, /readyz (0 = any free port)")
-    p.add_argument("--no-metrics", action="store_true", help="do not serve metrics")
+    add_metrics_arguments(p)
     p.add_argument("--max-runtime", type=float, help="stop by itself after this many seconds (tests, batch jobs)")
     for hook in _ARG_HOOKS:
         hook(p)
@@ -39,15 +40,13 @@ async def serve(args: argparse.Namespace) -> int:
     from ._common import embedded_tuning, settings_from_args
 
     log = logging.getLogger("plainsight.serve")
-    extra = {}
-    if args.metrics_port is not None:
-        extra["metrics"] = {"port": args.metrics_port}
-    if args.no_metrics:
-        extra.setdefault("metrics", {})["enabled"] = False
+    from middleware.metrics import metrics_overrides, start_metrics
+
+    extra = metrics_overrides(args)
     settings = settings_from_args(args, **extra)
     broker = None
     if not settings.kafka.bootstrap_servers:
-        settings = settings_from_args(args, **{**extra, **embedded_tuning()})
+        settings = settings_from_args(args, **embedded_tuning(), **extra)
         broker = EmbeddedBroker(
             settings.embedded.host, settings.embedded.port, settings.embedded.startup_timeout_s, settings.embedded.log_file
         )
@@ -56,17 +55,9 @@ async def serve(args: argparse.Namespace) -> int:
     else:
         bootstrap = settings.kafka.bootstrap_servers
 
-    metrics = server = None
-    if settings.metrics.enabled:
-        try:
-            from middleware.metrics import Metrics, MetricsServer
-        except ImportError:  # metrics module not available in this build
-            Metrics = None
-        if Metrics is not None:
-            metrics = Metrics()
-            server = MetricsServer(metrics, settings.metrics.host, settings.metrics.port)
-            server.start()
-            log.info("metrics on http://%s:%d/metrics", settings.metrics.host, server.port)
+    metrics, server = start_metrics(settings)
+    if server is not None:
+        log.info("metrics on %s/metrics", server.url)
 
     worker = Worker(settings, bootstrap, metrics=metrics)
     loop = asyncio.get_running_loop()

@@ -1,0 +1,369 @@
+"""Streaming benchmark: realistic chat through a broker and 1..K worker processes.
+
+The driver (this process) starts the embedded broker unless one is given, starts K
+``plainsight serve`` worker processes in one consumer group, sends turns of N concurrent
+sessions at a target rate (turns taken from the dev dialogue files, re-timed: ``sent_at`` is
+the moment of sending), and reads the de-identified outputs back. It reports sustained
+turns/s, end-to-end latency percentiles (``sent_at`` → output read back, so it includes both
+broker hops), and the workers' CPU and RSS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from middleware.commands._common import percentile
+
+DEFAULT_FILES = ("ncte_uptake.jsonl", "mathdial.jsonl", "bridge.jsonl", "ncte.jsonl")
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get("PLAINSIGHT_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dev"
+
+
+def load_dialogues(data_dir: Path | None = None, files=DEFAULT_FILES) -> list[list[tuple[str, str]]]:
+    """Dialogues as lists of (role, text); falls back to the bundled demo chats."""
+    data_dir = data_dir or default_data_dir()
+    out: list[list[tuple[str, str]]] = []
+    for name in files:
+        p = data_dir / name
+        if not p.exists():
+            continue
+        for line in p.open(encoding="utf-8"):
+            d = json.loads(line)
+            turns = [(t["speaker"], t["text"]) for t in d["turns"] if t["text"].strip()]
+            if turns:
+                out.append(turns)
+    if not out:
+        from middleware.commands.demo import load_chats
+
+        out = [[(t["role"], t["text"]) for t in c["turns"]] for c in load_chats(None)]
+    return out
+
+
+def plan_turns(dialogues, n_turns: int, n_sessions: int, prefix: str, max_chars: int = 2000):
+    """``n_turns`` turns from ``n_sessions`` concurrent sessions, round-robin interleaved.
+
+    Each session plays dialogues one after another (a finished dialogue is followed by the
+    next one in the same session), so sessions stay long-lived like real chats."""
+    import random
+
+    rng = random.Random(1234)
+    order = list(range(len(dialogues)))
+    rng.shuffle(order)
+    cursor = [0]
+
+    def next_dialogue():
+        d = dialogues[order[cursor[0] % len(order)]]
+        cursor[0] += 1
+        return d
+
+    sessions = [{"id": f"{prefix}-s{i}", "turns": list(next_dialogue()), "pos": 0, "n": 0} for i in range(n_sessions)]
+    plan = []
+    while len(plan) < n_turns:
+        for s in sessions:
+            if len(plan) >= n_turns:
+                break
+            if s["pos"] >= len(s["turns"]):
+                s["turns"], s["pos"] = list(next_dialogue()), 0
+            role, text = s["turns"][s["pos"]]
+            s["pos"] += 1
+            plan.append((s["id"], s["n"], role, text[:max_chars]))
+            s["n"] += 1
+    return plan
+
+
+@dataclass
+class StreamResult:
+    workers: int
+    sessions: int
+    target_rate: float
+    turns_sent: int = 0
+    turns_received: int = 0
+    elapsed_s: float = 0.0
+    turns_per_s: float = 0.0
+    e2e_ms: list[float] = field(default_factory=list)
+    worker_cpu_percent: float = 0.0
+    worker_rss_mb: float = 0.0
+    driver_cpu_percent: float = 0.0
+    llm_latency_ms: float | None = None
+    dead_letters: int = 0
+    degraded: int = 0
+    missing: int = 0
+
+    def summary(self) -> dict:
+        lat = self.e2e_ms
+        return {
+            "workers": self.workers,
+            "sessions": self.sessions,
+            "target_rate": self.target_rate,
+            "llm_latency_ms": self.llm_latency_ms,
+            "turns_sent": self.turns_sent,
+            "turns_received": self.turns_received,
+            "missing": self.missing,
+            "elapsed_s": round(self.elapsed_s, 2),
+            "turns_per_s": round(self.turns_per_s, 1),
+            "e2e_p50_ms": round(percentile(lat, 50), 2) if lat else None,
+            "e2e_p95_ms": round(percentile(lat, 95), 2) if lat else None,
+            "e2e_p99_ms": round(percentile(lat, 99), 2) if lat else None,
+            "e2e_max_ms": round(max(lat), 2) if lat else None,
+            "e2e_mean_ms": round(statistics.fmean(lat), 2) if lat else None,
+            "worker_cpu_percent": round(self.worker_cpu_percent, 1),
+            "worker_rss_mb": round(self.worker_rss_mb, 1),
+            "driver_cpu_percent": round(self.driver_cpu_percent, 1),
+            "degraded": self.degraded,
+        }
+
+
+class WorkerProcs:
+    """K ``plainsight serve`` processes sharing one consumer group."""
+
+    def __init__(self, n: int, bootstrap: str, config_path: str, extra_args: list[str] | None = None,
+                 env: dict | None = None, log_dir: str | None = None) -> None:
+        self.n = n
+        self.bootstrap = bootstrap
+        self.config_path = config_path
+        self.extra_args = extra_args or []
+        self.env = env
+        self.log_dir = log_dir
+        self.procs: list[subprocess.Popen] = []
+        self._logs = []
+
+    def start_one(self) -> subprocess.Popen:
+        cmd = [sys.executable, "-m", "middleware.cli", "serve", "--config", self.config_path,
+               "--bootstrap-servers", self.bootstrap, "--no-metrics", "--log-level", "WARNING", *self.extra_args]
+        env = dict(os.environ)
+        env.update(self.env or {})
+        if self.log_dir:
+            fh = open(Path(self.log_dir) / f"worker-{len(self.procs)}.log", "ab")
+            self._logs.append(fh)
+            out = fh
+        else:
+            out = subprocess.DEVNULL
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        self.procs.append(p)
+        return p
+
+    def start(self) -> None:
+        for _ in range(self.n):
+            self.start_one()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+        for fh in self._logs:
+            fh.close()
+        self._logs = []
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs if p.poll() is None]
+
+
+def write_bench_config(settings_overrides: dict, topics_prefix: str, partitions: int, group: str) -> str:
+    cfg = {
+        "kafka": {
+            "group_id": group,
+            "partitions": partitions,
+            "session_timeout_ms": 2000,
+            "heartbeat_interval_ms": 400,
+            "fetch_max_wait_ms": 10,
+        },
+        "topics": {
+            "input": f"{topics_prefix}.turns",
+            "output": f"{topics_prefix}.deid",
+            "logs": f"{topics_prefix}.logs",
+            "dlq": f"{topics_prefix}.dlq",
+            "replies_in": f"{topics_prefix}.replies.in",
+            "replies_out": f"{topics_prefix}.replies.out",
+            "state": f"{topics_prefix}.state",
+        },
+    }
+    for k, v in settings_overrides.items():
+        cfg.setdefault(k, {}).update(v)
+    fd, path = tempfile.mkstemp(prefix="plainsight-bench-", suffix=".yaml")
+    with os.fdopen(fd, "w") as fh:
+        yaml.safe_dump(cfg, fh)
+    return path
+
+
+async def run_stream(
+    bootstrap: str,
+    config_path: str,
+    n_turns: int,
+    n_sessions: int,
+    rate: float,
+    workers: int,
+    dialogues,
+    warmup_s: float = 60.0,
+    timeout_s: float = 300.0,
+    worker_args: list[str] | None = None,
+    log_dir: str | None = None,
+    llm_latency_ms: float | None = None,
+) -> StreamResult:
+    import psutil
+
+    from consumers.kafka import ensure_topics, make_consumer, make_producer
+    from middleware.config import load_settings
+
+    settings = load_settings(config_path, kafka={"bootstrap_servers": bootstrap})
+    await ensure_topics(settings, bootstrap)
+    run_id = uuid.uuid4().hex[:6]
+    res = StreamResult(workers=workers, sessions=n_sessions, target_rate=rate, llm_latency_ms=llm_latency_ms)
+    procs = WorkerProcs(workers, bootstrap, config_path, worker_args, log_dir=log_dir)
+    producer = make_producer(settings, bootstrap, linger_ms=2)
+    reader = make_consumer(settings, bootstrap, settings.topics.output, group_id=f"bench-reader-{run_id}",
+                           max_poll_records=5000)
+    procs.start()
+    try:
+        await producer.start()
+        await reader.start()
+        sent_at: dict[tuple[str, int], float] = {}
+        received: dict[tuple[str, int], float] = {}
+        got_degraded = 0
+
+        async def read_until(pred, deadline):
+            nonlocal got_degraded
+            while time.monotonic() < deadline and not pred():
+                batch = await reader.getmany(timeout_ms=50, max_records=5000)
+                now = time.time()
+                for _tp, msgs in batch.items():
+                    for m in msgs:
+                        o = json.loads(m.value)
+                        key = (o["session_id"], o["turn_id"])
+                        if key not in received:
+                            received[key] = now
+                            if o.get("degraded"):
+                                got_degraded += 1
+
+        # warm-up: every worker loaded its models and the group is stable when warm-up turns
+        # of every partition come back
+        warm = [(f"warm-{run_id}-{i}", 0) for i in range(max(8, settings.kafka.partitions * 4))]
+        for sid, tid in warm:
+            await producer.send(settings.topics.input, key=sid.encode(), value=json.dumps(
+                {"session_id": sid, "turn_id": tid, "role": "student", "text": "hello, warm up", "sent_at": time.time()}
+            ).encode())
+        await producer.flush()
+        await read_until(lambda: all(k in received for k in warm), time.monotonic() + warmup_s)
+        if not all(k in received for k in warm):
+            raise RuntimeError("workers did not come up within the warm-up time")
+        await asyncio.sleep(1.0)
+        received.clear()
+        got_degraded = 0
+
+        plan = plan_turns(dialogues, n_turns, n_sessions, f"b{run_id}")
+        wprocs = [psutil.Process(pid) for pid in procs.pids]
+        for p in wprocs:
+            p.cpu_percent(None)
+        me = psutil.Process()
+        me.cpu_percent(None)
+        rss_peak = 0.0
+
+        async def send_all():
+            tick = 0.005
+            t0 = time.monotonic()
+            i = 0
+            while i < len(plan):
+                due = len(plan) if rate <= 0 else min(len(plan), int((time.monotonic() - t0) * rate) + 1)
+                while i < due:
+                    sid, tid, role, text = plan[i]
+                    now = time.time()
+                    sent_at[(sid, tid)] = now
+                    await producer.send(settings.topics.input, key=sid.encode(), value=json.dumps(
+                        {"session_id": sid, "turn_id": tid, "role": role, "text": text, "sent_at": now}).encode())
+                    i += 1
+                await asyncio.sleep(tick)
+            await producer.flush()
+
+        t_start = time.time()
+        sender = asyncio.create_task(send_all())
+        deadline = time.monotonic() + timeout_s
+
+        async def sample_rss():
+            nonlocal rss_peak
+            while True:
+                tot = 0.0
+                for p in wprocs:
+                    try:
+                        tot += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+                rss_peak = max(rss_peak, tot / 1e6)
+                await asyncio.sleep(0.5)
+
+        sampler = asyncio.create_task(sample_rss())
+        await read_until(lambda: sender.done() and len(received) >= len(plan), deadline)
+        t_end = max(received.values()) if received else time.time()
+        sampler.cancel()
+        if not sender.done():
+            sender.cancel()
+        cpu = 0.0
+        for p in wprocs:
+            try:
+                cpu += p.cpu_percent(None)
+            except psutil.Error:
+                pass
+        res.driver_cpu_percent = me.cpu_percent(None)
+        res.worker_cpu_percent = cpu
+        res.worker_rss_mb = rss_peak
+        res.turns_sent = len(sent_at)
+        res.turns_received = sum(1 for k in sent_at if k in received)
+        res.missing = res.turns_sent - res.turns_received
+        res.elapsed_s = t_end - t_start
+        res.turns_per_s = res.turns_received / res.elapsed_s if res.elapsed_s > 0 else 0.0
+        res.e2e_ms = [(received[k] - sent_at[k]) * 1e3 for k in sent_at if k in received]
+        res.degraded = got_degraded
+    finally:
+        for closer in (reader.stop, producer.stop):
+            try:
+                await asyncio.wait_for(closer(), 10)
+            except Exception:
+                pass
+        procs.stop()
+    return res
+
+
+def idle_session_memory(n_sessions: int = 10_000) -> dict:
+    """Memory held by ``n_sessions`` sessions that each saw one short turn (then went idle)."""
+    import gc
+    import tracemalloc
+
+    from middleware.config import load_settings
+    from middleware.pipeline import Pipeline
+    from middleware.schemas import InputTurn
+
+    pipe = Pipeline(load_settings())
+    pipe.process_sync(InputTurn(session_id="warm", turn_id=0, role="student", text="hi I'm Ana", sent_at=0.0))
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    for i in range(n_sessions):
+        pipe.process_sync(InputTurn(session_id=f"idle-{i}", turn_id=0, role="student",
+                                    text="hi, I'm Maria and my friend is Tom", sent_at=0.0))
+    gc.collect()
+    used = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return {"idle_sessions": n_sessions, "idle_sessions_mb": round(used / 1e6, 2),
+            "bytes_per_idle_session": int(used / n_sessions)}
