@@ -583,7 +583,10 @@ class MetricsServerError(RuntimeError):
 class _Handler(BaseHTTPRequestHandler):
     server_version = "plainsight-metrics"
     sys_version = ""
-    protocol_version = "HTTP/1.1"
+    # HTTP/1.0: one request per connection, so stop() really ends service (a keep-alive
+    # connection from Prometheus would otherwise outlive the listening socket).
+    protocol_version = "HTTP/1.0"
+    timeout = 30  # seconds a client may take to send its request
 
     def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
         self.send_response(code)
