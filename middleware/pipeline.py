@@ -7,9 +7,11 @@ state) and never performs I/O of its own.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .config import Settings
 from .detection.base import Detector, Span, TurnContext, resolve_overlaps
@@ -28,6 +30,21 @@ class TurnResult:
     logs: OutputTurn
     spans: list[Span]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: the LLM stage failed closed for this turn (outputs flagged degraded)
+    degraded: bool = False
+    #: the LLM stage's outcome (middleware.llm.LLMOutcome) when it ran
+    llm: Any = None
+    #: policy "async-refine": a task resolving to the refined ``logs`` output
+    refined: Any = None
+
+    async def final_logs(self) -> OutputTurn:
+        """The output for the logging topic: the refined version when one is coming."""
+        if self.refined is None:
+            return self.logs
+        try:
+            return await self.refined
+        except asyncio.CancelledError:  # shut down before the refinement finished
+            return self.logs.model_copy(update={"degraded": True})
 
 
 def build_detector(settings: Settings) -> Detector:
@@ -39,6 +56,15 @@ def build_detector(settings: Settings) -> Detector:
     from .detection.cascade import Cascade
 
     return Cascade.from_settings(settings)
+
+
+def build_llm_stage(settings: Settings):
+    """The LLM stage (middleware/llm/) when configured (``llm.base_url``/``llm.model``), else None."""
+    if not settings.llm.is_enabled:
+        return None
+    from .llm import LLMStage
+
+    return LLMStage.from_settings(settings)
 
 
 def build_replacer(settings: Settings) -> Replacer:
@@ -53,18 +79,22 @@ class Pipeline:
         settings: Settings | None = None,
         detector: Detector | None = None,
         replacer: Replacer | None = None,
+        llm: Any = None,
     ) -> None:
         self.settings = settings or Settings()
         self.detector = detector or build_detector(self.settings)
         self.replacer = replacer or build_replacer(self.settings)
+        #: the optional LLM stage (None = fast pass only); see middleware/llm/integrate.py
+        self.llm = llm if llm is not None else build_llm_stage(self.settings)
+        self._refine_tail: dict[str, asyncio.Future] = {}
         self.labels = frozenset(self.settings.detection.labels)
         self.sessions = SessionStore(
-            self._new_session,
+            self.new_session,
             max_sessions=self.settings.session.max_sessions,
             ttl_s=self.settings.session.ttl_s,
         )
 
-    def _new_session(self, session_id: str) -> SessionState:
+    def new_session(self, session_id: str) -> SessionState:
         return SessionState(
             session_id=session_id,
             detect_memory=self.detector.new_memory(),
@@ -118,7 +148,19 @@ class Pipeline:
         )
 
     async def process(self, turn: InputTurn) -> TurnResult:
+        if self.llm is not None and self.llm.enabled:
+            from .llm.integrate import process_with_llm
+
+            return await process_with_llm(self, turn)
         return self.process_sync(turn)
+
+    async def aclose(self, drain_timeout_s: float = 10.0) -> None:
+        """Let pending refinements (policy async-refine) finish, then close the LLM client."""
+        pending = list(self._refine_tail.values())
+        if pending:
+            await asyncio.wait(pending, timeout=drain_timeout_s)
+        if self.llm is not None:
+            await self.llm.aclose()
 
     def process_sync(self, turn: InputTurn) -> TurnResult:
         t0 = time.perf_counter()
@@ -141,7 +183,8 @@ class Pipeline:
             )
         t2 = time.perf_counter()
         state.turns += 1
-        state.dirty = True
+        # persist when the mapping or the memory may have changed (anything found, first turn)
+        state.dirty = state.dirty or bool(spans) or state.turns == 1
         timings = {"fast_pass": (t1 - t0) * 1e3, "surrogate": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3}
         for o in outs.values():
             o.timings_ms = dict(timings)

@@ -1,0 +1,206 @@
+"""How the Pipeline runs a turn when the LLM stage is on (called from ``Pipeline.process``).
+
+fast pass → gate → (model + verifier) → merge → replace, per policy:
+
+- ``wait``: the turn awaits the stage within ``llm.latency_budget_ms``; on overrun or any
+  failure the turn fails closed (fast spans + all candidates masked) and both outputs carry
+  ``degraded=True``.
+- ``async-refine``: ``deid`` is the fast-pass result at once; ``logs`` is the fast-pass
+  version too, and ``TurnResult.refined`` is a task that resolves to the refined logs output
+  (``await result.final_logs()``). Refinements of one session complete in turn order; they
+  run concurrently with the session's next turns and with other sessions.
+
+Sliding context: the session keeps its last ``llm.context_turns`` *logs* outputs (already
+de-identified; in async-refine the entry is upgraded to the refined text when it is ready) in
+``SessionState.extra["llm_context"]``. Nothing raw is kept.
+
+Candidates: if the detector has ``candidates(text, ctx, memory) -> list[Span]`` (doubtful
+spans it would not mask), they go to the stage. Session memory: spans only the model found
+teach the detector's memory through ``detector.learn(memory, text, spans)`` if it exists,
+else ``memory.add_person(value, 0.8)`` for names if the memory has it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..detection.base import Span, TurnContext
+from ..schemas import InputTurn, OutputTurn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..pipeline import Pipeline, TurnResult
+    from ..sessions import SessionState
+    from .stage import LLMOutcome
+
+log = logging.getLogger(__name__)
+
+CONTEXT_KEY = "llm_context"
+#: strength given to names only the model found when teaching the session memory
+LEARN_STRENGTH = 0.8
+
+
+def _output(p: "Pipeline", turn: InputTurn, state: "SessionState", spans: list[Span], mode: str, degraded: bool) -> OutputTurn:
+    text, ents = p.replacer.replace(turn.text, spans, state.replace_state, mode)
+    return OutputTurn(
+        session_id=turn.session_id,
+        turn_id=turn.turn_id,
+        role=p._role_out(turn.role, state, mode),
+        text=text,
+        entities=ents,
+        degraded=degraded,
+        mode=mode,
+        sent_at=float(turn.sent_at),
+        metadata=p._metadata_out(turn),
+    )
+
+
+def _candidates(p: "Pipeline", turn: InputTurn, ctx: TurnContext, state: "SessionState") -> list[Span]:
+    fn = getattr(p.detector, "candidates", None)
+    if not callable(fn):
+        return []
+    try:
+        return [s for s in fn(turn.text, ctx, state.detect_memory) if s.label in p.labels]
+    except Exception as exc:  # a detector hook must not take the turn down
+        log.warning("detector candidates hook failed: %s", type(exc).__name__)
+        return []
+
+
+def teach(p: "Pipeline", state: "SessionState", text: str, learned: list[Span]) -> int:
+    if not learned:
+        return 0
+    mem = state.detect_memory
+    fn = getattr(p.detector, "learn", None)
+    if callable(fn):
+        fn(mem, text, learned)
+        return len(learned)
+    add = getattr(mem, "add_person", None)
+    if not callable(add):
+        return 0
+    n = 0
+    for s in learned:
+        if s.label == "NAME":
+            add(text[s.start : s.end], LEARN_STRENGTH)
+            n += 1
+    return n
+
+
+def _remember(p: "Pipeline", state: "SessionState", role: str, text: str, turn_index: int) -> None:
+    keep = p.settings.llm.context_turns
+    if keep <= 0:
+        return
+    hist = state.extra.setdefault(CONTEXT_KEY, [])
+    hist.append([turn_index, role, text])
+    del hist[:-keep]
+
+
+def _upgrade_context(state: "SessionState", turn_index: int, text: str) -> None:
+    for entry in state.extra.get(CONTEXT_KEY, ()):
+        if entry[0] == turn_index:
+            entry[2] = text
+
+
+def _context(state: "SessionState") -> list[tuple[str, str]]:
+    return [(r, t) for _, r, t in state.extra.get(CONTEXT_KEY, ())]
+
+
+async def process_with_llm(p: "Pipeline", turn: InputTurn) -> "TurnResult":
+    from ..pipeline import TurnResult
+
+    stage = p.llm
+    s = p.settings
+    t0 = time.perf_counter()
+    state = p.sessions.get(turn.session_id)
+    turn_index = state.turns
+    ctx = TurnContext(role=turn.role, session_id=turn.session_id, turn_index=turn_index, metadata=dict(turn.metadata or {}))
+    fast = p.detect(turn, state)
+    cands = _candidates(p, turn, ctx, state)
+    context = _context(state)
+    t1 = time.perf_counter()
+    timings = {"fast_pass": (t1 - t0) * 1e3}
+    deid_mode, logs_mode = s.output.deid_mode, s.output.logs_mode
+
+    if s.llm.policy == "wait":
+        outcome = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=s.llm.latency_budget_ms / 1000.0)
+        t2 = time.perf_counter()
+        _llm_timings(timings, outcome)
+        deid = _output(p, turn, state, outcome.spans, deid_mode, outcome.degraded)
+        logs = _output(p, turn, state, outcome.spans, logs_mode, outcome.degraded)
+        teach(p, state, turn.text, outcome.learned)
+        state.turns += 1
+        state.dirty = True
+        _remember(p, state, logs.role, logs.text, turn_index)
+        t3 = time.perf_counter()
+        timings["surrogate"] = (t3 - t2) * 1e3
+        timings["total"] = (t3 - t0) * 1e3
+        for o in (deid, logs):
+            o.timings_ms = dict(timings)
+        return TurnResult(deid=deid, logs=logs, spans=outcome.spans, timings_ms=timings, degraded=outcome.degraded, llm=outcome)
+
+    # async-refine: answer now with the fast pass, refine the logs version in the background
+    deid = _output(p, turn, state, fast, deid_mode, False)
+    logs = _output(p, turn, state, fast, logs_mode, False)
+    state.turns += 1
+    state.dirty = True
+    _remember(p, state, logs.role, logs.text, turn_index)
+    t2 = time.perf_counter()
+    timings["surrogate"] = (t2 - t1) * 1e3
+    timings["total"] = (t2 - t0) * 1e3
+    for o in (deid, logs):
+        o.timings_ms = dict(timings)
+    prev = p._refine_tail.get(turn.session_id)
+    task = asyncio.ensure_future(_refine_later(p, turn, state, ctx, fast, cands, context, prev, turn_index, t0))
+    sid = turn.session_id
+    p._refine_tail[sid] = task
+
+    def _clear(t: asyncio.Future, sid: str = sid) -> None:
+        if p._refine_tail.get(sid) is t:
+            del p._refine_tail[sid]
+
+    task.add_done_callback(_clear)
+    return TurnResult(deid=deid, logs=logs, spans=fast, timings_ms=timings, degraded=False, refined=task)
+
+
+def _llm_timings(timings: dict[str, float], outcome: "LLMOutcome") -> None:
+    llm_ms = outcome.timings.get("marking", 0.0) + outcome.timings.get("json", 0.0)
+    if outcome.sent:
+        timings["llm"] = llm_ms if llm_ms else outcome.timings.get("total", 0.0)
+        if "verifier" in outcome.timings:
+            timings["verifier"] = outcome.timings["verifier"]
+
+
+async def _refine_later(
+    p: "Pipeline",
+    turn: InputTurn,
+    state: "SessionState",
+    ctx: TurnContext,
+    fast: list[Span],
+    cands: list[Span],
+    context: list[tuple[str, str]],
+    prev: asyncio.Future | None,
+    turn_index: int,
+    t0: float,
+) -> OutputTurn:
+    stage = p.llm
+    try:
+        outcome: Any = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=p.settings.llm.async_budget_ms / 1000.0)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # refine never raises for model trouble; this is a bug guard
+        log.warning("llm refinement failed: %s", type(exc).__name__)
+        outcome = stage.fail_closed(fast, cands, "error")
+    if prev is not None and not prev.done():
+        await asyncio.wait({prev})  # the session's logs stay in turn order
+    t1 = time.perf_counter()
+    out = _output(p, turn, state, outcome.spans, p.settings.output.logs_mode, outcome.degraded)
+    teach(p, state, turn.text, outcome.learned)
+    _upgrade_context(state, turn_index, out.text)
+    state.dirty = True
+    timings: dict[str, float] = {}
+    _llm_timings(timings, outcome)
+    timings["surrogate"] = (time.perf_counter() - t1) * 1e3
+    timings["total"] = (time.perf_counter() - t0) * 1e3
+    out.timings_ms = timings
+    return out
