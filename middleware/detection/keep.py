@@ -131,8 +131,8 @@ _NARRATIVE_VERBS = frozenset(
     goes went has' scored scores travels traveled travelled swims swam jogs jogged cuts cut shares shared
     divides divided puts put buys orders ordered counted counts sorted sorts sold receives received
     worked works charges charged invited invites brought brings lost loses won wins left leaves keeps kept
-    is' needs' plans planned has, will would can could did does started starts tried tries earns grows grew
-    sprinted sprints measured measures mixed mixes poured pours feeds fed""".split()
+    plans planned started starts tried tries earns grows grew
+    sprinted sprints are were have measured measures mixed mixes poured pours feeds fed""".split()
 )
 #: "... did Jason run?", "... does Maria have?" — auxiliaries right before a narrative subject.
 _AUX_BEFORE = frozenset("did does do will would can could should has have had is was".split())
@@ -161,6 +161,10 @@ def problem_texts(metadata: dict) -> list[str]:
     return out
 
 
+_SPEECH_ING = frozenset("saying telling asking thinking explaining showing talking doing trying going right wrong correct".split())
+_SPEECH = frozenset("says said is was did does told thinks thought means meant asked answered explained showed".split())
+
+
 def narrative_role(prev_words: list[str], next_words: list[str]) -> bool:
     """Is a name used as a third-person actor ("Mike has", "did Jason", "by Kevin")?
 
@@ -169,11 +173,17 @@ def narrative_role(prev_words: list[str], next_words: list[str]) -> bool:
     """
     if next_words:
         nxt = next_words[0]
+        if nxt in ("is", "was", "are", "were"):
+            # "Heloise is painting", "Lacy is taller": a non-speech -ing verb or a comparative
+            if len(next_words) < 2:
+                return False
+            n2 = next_words[1]
+            return (n2.endswith("ing") and n2 not in _SPEECH_ING) or (n2.endswith("er") and len(n2) > 4) or (n2.endswith("ed") and len(n2) > 4)
         if nxt in _NARRATIVE_VERBS:
             return True
         if nxt.endswith("ed") and len(nxt) > 4:
             return True
-        if nxt.endswith("s") and len(nxt) > 3 and not nxt.endswith("ss") and nxt not in ("is", "was", "this", "its"):
+        if nxt.endswith("s") and len(nxt) > 3 and not nxt.endswith("ss") and nxt not in _SPEECH and nxt not in ("this", "its"):
             # "Maria walks", "Tony samples" (plural-noun false hits are harmless: still narrative)
             return True
     if prev_words:

@@ -36,6 +36,10 @@ class SessionMemory:
                 self.people[k] = strength
             self.kept.discard(k) if strength >= 1.0 else None
 
+    def addressed(self) -> int:
+        """How many distinct people were confirmed (addressed, introduced, speaking) so far."""
+        return sum(1 for v in self.people.values() if v >= 1.0)
+
     def person_strength(self, token: str) -> float:
         return self.people.get(token.casefold(), 0.0)
 

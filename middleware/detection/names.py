@@ -33,7 +33,7 @@ from .keep import (
     narrative_role,
     problem_texts,
 )
-from .lexicon import ABSENT, Lexicon, TokenInfo, get_lexicon
+from .lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo, get_lexicon
 from .memory import SessionMemory
 
 KNOWN_ROLES = frozenset(
@@ -54,7 +54,7 @@ GREETINGS = frozenset(
     bravo please see later cheers listen look wait""".split()
 )
 #: Greetings strong enough to tag a following name token even when text continues ("Hi Maria can ...").
-STRONG_GREETINGS = frozenset("hi hello hey heya hiya howdy bye goodbye dear thanks thank thx welcome congrats congratulations morning afternoon evening".split())
+STRONG_GREETINGS = frozenset("hi hello hey heya hiya howdy bye goodbye dear thanks thx welcome congrats congratulations morning afternoon evening".split())
 TITLES = frozenset("mr mrs ms miss mx mister dr doctor prof professor sir madam madame coach mme mlle".split())
 
 #: Closed-class / chat words that are never a person's name even though names-dataset lists them.
@@ -70,8 +70,11 @@ STOP = frozenset(
     tutor sir maam ma'am miss mister buddy dude man kids boys girls ladies folks team today tomorrow
     yesterday first second third next last one two three four five six seven eight nine ten also even
     still maybe let lets let's like love go going got get see look wait listen think know said say says
+    honey sweetie sweetheart darling hon kiddo pal champ love babe baby
     way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't""".split()
 )
+
+STOP = STOP | TITLES
 
 _INTRO_PREV = (("my", "name", "is"), ("name", "is"), ("name's",), ("i'm",), ("im",), ("i", "am"), ("call", "me"),
                ("called",), ("this", "is"), ("it's",), ("its",), ("am",))
@@ -94,6 +97,7 @@ class Tok:
     lower: bool
     sent_init: bool
     low: str  # case-folded text
+    poss: bool = False  # followed by a possessive 's (not part of the token)
 
 
 def tokenize(text: str, lex: Lexicon) -> list[Tok]:
@@ -101,9 +105,11 @@ def tokenize(text: str, lex: Lexicon) -> list[Tok]:
     for m in _WORD.finditer(text):
         s, e = m.start(), m.end()
         w = m.group()
-        if _POSSESSIVE.search(w) and len(w) > 3:
+        poss = False
+        if _POSSESSIVE.search(w) and len(w) >= 3:
             e -= 2
             w = w[:-2]
+            poss = True
         j = s - 1
         while j >= 0 and text[j] in " \t\"'“‘[(*_":
             j -= 1
@@ -113,9 +119,15 @@ def tokenize(text: str, lex: Lexicon) -> list[Tok]:
             parts = [lex.info(p) for p in w.split("-") if p]
             if parts and all(p.is_name and p.logp_lower < -13 for p in parts):
                 info = TokenInfo(min(p.first_rank for p in parts), min(p.last_rank for p in parts), ABSENT, ABSENT)
+            elif any(p.logp_lower > ABSENT for p in parts):  # "one-third", "uh-huh": ordinary words
+                info = TokenInfo(logp_lower=max(p.logp_lower for p in parts), logp_title=ABSENT)
+        if info is UNKNOWN and len(w) > 4 and w[-1] in "sS":
+            stem = lex.info(w[:-1]) if w[-2] not in "sS" else UNKNOWN
+            if stem.logp_lower > ABSENT or lex.info(w[:-2]).logp_lower > ABSENT:  # "frostings", "sixths"
+                info = TokenInfo(logp_lower=-16.0)
         cap = w[0].isupper()
         upper = len(w) > 1 and w.isupper()
-        toks.append(Tok(s, e, w, info, cap, upper, w.islower(), sent_init, w.casefold()))
+        toks.append(Tok(s, e, w, info, cap, upper, w.islower(), sent_init, w.casefold(), poss))
     return toks
 
 
@@ -135,6 +147,37 @@ def name_class(t: Tok) -> str:
 
 
 _NAMEISH = ("pure", "propn")
+_PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're)\b", re.IGNORECASE)
+_HOW_MANY = re.compile(r"\bhow (?:many|much|long|far|old|tall)\b", re.IGNORECASE)
+_STORY = re.compile(r"\b(?:question|problem|story)\b", re.IGNORECASE)
+_FAMILY = frozenset("mom mum mother dad father sister brother aunt uncle cousin grandma grandpa grandmother grandfather friend friends son daughter wife husband teacher tutor neighbor neighbour classmate".split())
+_ABBREV_BEFORE = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Mt|vs|etc)|(?<![\w.])[A-Z])$")
+_SENT_SPLIT = re.compile(r"[.?!\n]")
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence around text[start:end] (cheap split on . ? ! and newlines; "Mr." and initials
+    do not end a sentence)."""
+    a = start
+    while a > 0:
+        c = text[a - 1]
+        if c in "?!\n":
+            break
+        if c == ".":
+            m = _ABBREV_BEFORE.search(text, 0, a - 1)
+            if not m:
+                break
+        a -= 1
+    e = end
+    while True:
+        m = _SENT_SPLIT.search(text, e)
+        if not m:
+            e = len(text)
+            break
+        e = m.end()
+        if m.group() != "." or not _ABBREV_BEFORE.search(text, 0, m.start()):
+            break
+    return text[a:e]
 
 
 class NameFinder:
@@ -187,26 +230,30 @@ class NameFinder:
             prev1 = toks[k - 1].low if k >= 1 else ""
             gap_prev = text[toks[k - 1].end : t.start] if k >= 1 else text[: t.start]
             gap_next = text[t.end : toks[k + 1].start] if k + 1 < n else text[t.end :]
-            # 1. session memory
+            # 1. session memory (confirmed people: any case, possessive stripped)
             strength = memory.person_strength(t.text)
-            if strength >= 0.5 and t.low not in STOP and (t.cap or cls in _NAMEISH or strength >= 1.0 and cls != "wordish" and cls != "word"):
-                if not (t.low in STOP):
-                    decided[k] = 0.95
-                    confirmed.add(k)
-                    continue
-            # 2. direct cues
-            cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
-            if cue:
+            if t.low in STOP:
+                continue
+            memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
+            if memory_ok and strength >= 1.0:
                 decided[k] = 0.95
                 confirmed.add(k)
                 continue
-            if not t.cap or t.low in STOP or is_calendar(t.text):
+            # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
+            cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
+            if cue == "direct":
+                decided[k] = 0.95
+                confirmed.add(k)
                 continue
-            if t.upper and (len(t.text) < 4 or cls not in _NAMEISH):
-                continue
-            # 3. lexicon / NER evidence
+            # 3. weaker evidence: titles, lexicon, memory learnt from lexicon, NER
             score = 0.0
-            if cls in _NAMEISH:
+            if cue == "title":
+                score = 0.9
+            elif memory_ok:
+                score = 0.85
+            elif not t.cap or is_calendar(t.text) or (t.upper and (len(t.text) < 4 or cls not in _NAMEISH)):
+                continue
+            elif cls in _NAMEISH:
                 score = 0.8
             elif cls == "unknown" and k in ner_starts:
                 score = 0.7
@@ -230,49 +277,80 @@ class NameFinder:
         return spans
 
     # ------------------------------------------------------------------ evidence helpers
-    def _cue(self, toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> bool:
+    def _cue(self, toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> str:
+        """'direct' (greeting, vocative, self-introduction), 'title' (Mr. X) or ''."""
         t = toks[k]
         if t.low in STOP or is_calendar(t.text):
-            return False
-        nameish = cls in _NAMEISH or (cls == "wordish" and t.cap and t.info.first_rank <= 1000)
-        if cls == "unknown" and (t.cap or t.lower) and len(t.text) >= 3:
+            return ""
+        nameish = cls in _NAMEISH or (cls == "wordish" and t.cap)
+        if cls == "unknown" and t.cap and len(t.text) >= 3:
             nameish = True
+        if t.low in TITLES:
+            return ""
         if not nameish:
-            return False
+            if t.lower and cls == "unknown" and len(t.text) >= 3 and re.fullmatch(r"[ ,:]*", gap_prev or " "):
+                prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
+                if prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me"):
+                    return "direct"
+            return ""
         if t.lower and cls not in _NAMEISH and cls != "unknown":
-            return False
+            return ""
+        if cls == "wordish" and t.info.first_rank > 1000 and not (k >= 1 and toks[k - 1].low in STRONG_GREETINGS):
+            return ""
         prev = [toks[j].low for j in range(max(0, k - 3), k)]
         nxt_boundary = gap_next.strip() == "" and k + 1 >= len(toks) or (gap_next[:1] in ",.!?;:)" if gap_next else True)
         # greetings / vocatives
         if prev and prev[-1] in GREETINGS and re.fullmatch(r"[ ,!]*", gap_prev or " "):
-            if prev[-1] in STRONG_GREETINGS and (t.cap or cls == "pure" or cls == "unknown"):
-                if prev[-1] == "thank" and not (len(prev) >= 1):
-                    return False
-                return True
+            g = prev[-1]
+            if g in ("morning", "afternoon", "evening", "night") and not (len(prev) >= 2 and prev[-2] == "good"):
+                return ""
+            if g in STRONG_GREETINGS and (t.cap or cls == "pure" or cls == "unknown"):
+                return "direct"
             if nxt_boundary and "," in (gap_prev + gap_next[:1]) or nxt_boundary and gap_next[:1] in "!?":
-                return True
-            if nxt_boundary and gap_prev.strip() == "" and prev[-1] in ("job", "done", "work", "try", "you"):
-                return True
+                return "direct"
+            if nxt_boundary and gap_prev.strip() == "" and g in ("job", "done", "work", "try", "you"):
+                return "direct"
         if len(prev) >= 2 and prev[-2:] == ["thank", "you"] and re.fullmatch(r"[ ,]*", gap_prev or " "):
-            return True
+            return "direct"
+        # bare vocatives: "Zizan?", "Alifereti, are you ...", "What are we doing, Zizan?", "So, Neliko, the ..."
+        if t.cap and not t.upper and (cls != "unknown" or len(t.text) >= 3):
+            after = gap_next.strip()[:1] if gap_next.strip() else ("" if k + 1 >= len(toks) else " ")
+            last = k + 1 >= len(toks)
+            if "[" in gap_prev or after in ("]", ")"):
+                return ""
+            ends = after == "?" or (after in ("!", ".") and (last or gap_next.strip() in (".", "!")))
+            if cls == "wordish":  # Will, Hope, Liberty: only as a called-on question ("Liberty?")
+                if t.info.word_margin < 2.0 and after == "?" and (t.sent_init or gap_prev.strip() == ","):
+                    return "direct"
+            elif cls == "unknown":
+                if after == "?" and (t.sent_init or gap_prev.strip() == ","):
+                    return "direct"
+            else:
+                if (t.sent_init or gap_prev.strip() == ",") and ends:
+                    return "direct"
+                if after == "," and (t.sent_init or (k >= 1 and toks[k - 1].sent_init and toks[k - 1].low in ("so", "and", "now", "okay", "ok", "well", "but", "yes", "no", "alright", "actually")
+                                                     and gap_prev == " ")):
+                    return "direct"
+                if gap_prev.strip() == "," and after == "," and k >= 1 and toks[k - 1].low in ("so", "okay", "ok", "now", "and", "yes", "no", "well", "then", "alright", "right", "but"):
+                    return "direct"
         # self introductions
         if prev and re.fullmatch(r"[ ,:]*", gap_prev or " "):
             for pat in _INTRO_PREV:
                 if len(prev) >= len(pat) and tuple(prev[-len(pat):]) == pat:
                     if t.low in _NOT_AFTER_IM:
-                        return False
+                        return ""
                     if pat in (("this", "is"), ("it's",), ("its",), ("am",), ("called",)) and not (t.cap and cls in ("pure", "propn", "unknown")):
-                        return False
+                        return ""
                     if pat in (("this", "is"), ("it's",), ("its",)):
                         # "this is Maria" only as a self-introduction at the start of a turn
                         j = k - len(pat) - 1
                         if j >= 0 and toks[j].low not in GREETINGS:
-                            return False
-                    return True
+                            return ""
+                    return "direct"
         # titles: "Mr. Smith" (the title stays out of the span)
         if prev and prev[-1] in TITLES and t.cap and re.fullmatch(r"\.? ?", gap_prev):
-            return True
-        return False
+            return "title"
+        return ""
 
     def _keep(self, toks: list[Tok], k: int, text: str, memory: SessionMemory, quantities: bool, gap_prev: str, gap_next: str) -> bool:
         t = toks[k]
@@ -291,21 +369,37 @@ class NameFinder:
                 if not re.search(r"[,.;:!?]", between):
                     return True
                 break
-        # third-person actor of a story with quantities
-        if quantities or memory.problems_seen:
-            vocative = (gap_prev.strip() in ("", ",") and (gap_next[:1] in "?!" or (gap_next[:1] in ",." and (k + 1 >= len(toks) or gap_next.strip() in (",", ".")) and k + 1 >= len(toks))))
-            if not vocative:
-                prev_words = [toks[j].low for j in range(max(0, k - 2), k)] if not re.search(r"[,.;:!?]", gap_prev) else []
-                nxt = []
-                j = k + 1
-                if j < len(toks) and not re.search(r"[,.;:!?]", gap_next):
-                    if toks[j].low == "and" and j + 1 < len(toks) and toks[j + 1].cap:
-                        j += 2  # "Mia and Daquan have"
-                    if j < len(toks):
-                        nxt = [toks[j].low]
-                if narrative_role(prev_words, nxt):
-                    return True
-        return False
+        # third-person actor of a word problem / story ("Mike has 4 cookies", "How many yards did
+        # Jason run?"). In one-to-one tutoring (fewer than two people addressed so far) a name the
+        # tutor talks *about* in a maths context is a character; in a classroom (several people
+        # addressed) classmates are talked about too, so stricter evidence is needed.
+        sent = _sentence(text, t.start, t.end)
+        prev_words = []
+        for j in range(k - 1, max(-1, k - 4), -1):
+            if re.search(r"[,.;:!?]", text[toks[j].end : toks[j + 1].start]) and not (toks[j].low in TITLES):
+                break
+            if toks[j].low in TITLES:
+                continue
+            prev_words.insert(0, toks[j].low)
+            if len(prev_words) == 2:
+                break
+        if prev_words and prev_words[-1] in _FAMILY or (len(prev_words) >= 2 and prev_words[-2] in ("my", "your", "our")):
+            return False  # "my sister Maria", "your friend Tom"
+        nxt: list[str] = []
+        j = k + 1
+        if j < len(toks) and not re.search(r"[,.;:!?]", gap_next):
+            if toks[j].low == "and" and j + 1 < len(toks) and toks[j + 1].cap:
+                j += 2  # "Mia and Daquan have"
+            nxt = [toks[x].low for x in range(j, min(len(toks), j + 2))]
+        verb = narrative_role(prev_words, nxt)
+        qty = has_quantities(sent)
+        if memory.addressed() >= 2:  # classroom
+            return verb and qty and not (_PERSONAL.search(sent) and not _HOW_MANY.search(sent))
+        if not (qty or _STORY.search(sent)):
+            return False
+        if not verb:
+            verb = t.poss or (bool(nxt) and nxt[0] in ("is", "was", "are", "were", "and"))
+        return verb
 
     # ------------------------------------------------------------------ spans
     def _merge(self, toks: list[Tok], text: str, decided: dict[int, float], confirmed: set[int], memory: SessionMemory) -> list[Span]:
