@@ -1,0 +1,48 @@
+"""`plainsight bench SUBCOMMAND`: benchmarks.
+
+Each benchmark lives in its own module exposing ``add_arguments(parser)`` and
+``run(args) -> int`` and is registered in :data:`BENCHES`; like the top-level commands, a
+module is imported for its arguments only (keep its top level light: argparse only) and does
+its heavy imports in ``run``. To add one (e.g. ``stream``, ``faults``), add a line to BENCHES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: benchmark -> (module, one-line help)
+BENCHES: dict[str, tuple[str, str]] = {
+    "detect": (
+        "middleware.commands.bench_detect",
+        "detection speed: the cascade vs the Presidio baseline on the same turns, one core",
+    ),
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="bench", metavar="BENCHMARK")
+    for name, (module, help_) in BENCHES.items():
+        sp = sub.add_parser(name, help=help_, description=help_)
+        sp.set_defaults(_bench_module=module)
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # a benchmark not built yet
+            if exc.name != module:
+                raise
+            sp.set_defaults(_bench_missing=True)
+            continue
+        mod.add_arguments(sp)
+
+
+def run(args: argparse.Namespace) -> int:
+    name = getattr(args, "bench", None)
+    if not name:
+        print("plainsight bench: choose a benchmark: " + ", ".join(BENCHES), file=sys.stderr)
+        return 2
+    if getattr(args, "_bench_missing", False):
+        print(f"plainsight bench {name}: not available in this build", file=sys.stderr)
+        return 2
+    mod = importlib.import_module(args._bench_module)
+    return int(mod.run(args) or 0)
