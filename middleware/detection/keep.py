@@ -99,7 +99,8 @@ PLACES = frozenset(
 #: Words that never start a person's name in chat although names-dataset lists them.
 _MONTHS_DAYS = frozenset(
     """january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
+    monday tuesday wednesday thursday friday saturday sunday
+    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun""".split()
 )
 
 
@@ -132,7 +133,8 @@ _NARRATIVE_VERBS = frozenset(
     divides divided puts put buys orders ordered counted counts sorted sorts sold receives received
     worked works charges charged invited invites brought brings lost loses won wins left leaves keeps kept
     plans planned started starts tried tries earns grows grew
-    sprinted sprints are were have measured measures mixed mixes poured pours feeds fed""".split()
+    need want buy sell make get give take spend earn pay share split eat drink read run walk ride drive
+    sprinted sprints are were have measured can could will would should must might cannot can't won't measures mixed mixes poured pours feeds fed""".split()
 )
 #: "... did Jason run?", "... does Maria have?" — auxiliaries right before a narrative subject.
 _AUX_BEFORE = frozenset("did does do will would can could should has have had is was".split())
@@ -140,7 +142,7 @@ _PREP_BEFORE = frozenset("by to for from with than".split())
 
 _QUANTITY = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-    r"hundred|thousand|half|third|quarter|twice|double|dozen|how many|how much|each|per|total|more than|"
+    r"hundred|thousand|half|third|quarter|twice|double|dozen|how many|how much|how long|how far|how old|each|per|total|more than|"
     r"less than|fewer|times|dollars?|cents?|minutes?|hours?|miles?|inches|feet|yards?|meters?|pounds?)\b",
     re.IGNORECASE,
 )
@@ -186,7 +188,7 @@ def narrative_role(prev_words: list[str], next_words: list[str]) -> bool:
         if nxt.endswith("s") and len(nxt) > 3 and not nxt.endswith("ss") and nxt not in _SPEECH and nxt not in ("this", "its"):
             # "Maria walks", "Tony samples" (plural-noun false hits are harmless: still narrative)
             return True
-    if prev_words:
+    if prev_words and prev_words[-1] != "and":
         prv = prev_words[-1]
         if prv in _AUX_BEFORE or prv in _PREP_BEFORE:
             return True

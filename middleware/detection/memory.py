@@ -15,14 +15,20 @@ _PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "
 
 @dataclass(slots=True)
 class SessionMemory:
-    #: case-folded name token -> evidence strength (1.0 = confirmed by a direct cue or a role).
+    #: case-folded name token -> evidence strength (2.0 = speaker role or self-introduction,
+    #: 1.0 = addressed / greeted, 0.8 = name lexicon only).
     people: dict[str, float] = field(default_factory=dict)
     #: case-folded tokens known to be characters of the session's problem / story, or public figures.
     kept: set[str] = field(default_factory=set)
+    #: case-folded tokens of the session's problem text (metadata): characters, never participants
+    #: unless someone introduces themselves with that name or speaks under it.
+    problem: set[str] = field(default_factory=set)
     #: problem texts already parsed (by hash), so metadata repeated on every turn is read once.
     problems_seen: set[int] = field(default_factory=set)
     #: speaker roles already learnt.
     roles_seen: set[str] = field(default_factory=set)
+    #: the session talks to a group (several people addressed, "everyone", "raise your hand", ...)
+    classroom: bool = False
     turns: int = 0
 
     def add_person(self, name: str, strength: float = 1.0) -> None:
@@ -52,4 +58,11 @@ class SessionMemory:
             self.kept.add(k)
 
     def is_kept(self, token: str) -> bool:
-        return token.casefold() in self.kept
+        k = token.casefold()
+        return k in self.kept or k in self.problem
+
+    def add_problem(self, token: str) -> None:
+        self.problem.add(token.casefold())
+
+    def in_problem(self, token: str) -> bool:
+        return token.casefold() in self.problem

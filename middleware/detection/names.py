@@ -147,8 +147,12 @@ def name_class(t: Tok) -> str:
 
 
 _NAMEISH = ("pure", "propn")
-_PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're)\b", re.IGNORECASE)
+_PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're|I’m|you’re|we’re)\b", re.IGNORECASE)
+_PERSONAL_1_2 = re.compile(r"\b(?:I|you|me|my|your|I'm|you're|I’m|you’re)\b", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow (?:many|much|long|far|old|tall)\b", re.IGNORECASE)
+_CLASSROOM = re.compile(
+    r"\b(?:you guys|everyone|everybody|boys and girls|raise your hands?|all of you|y'all|you all|class|table \w+|row \w+|"
+    r"partners?|groups?|line up|your seats?|eyes on me)\b", re.IGNORECASE)
 _STORY = re.compile(r"\b(?:question|problem|story)\b", re.IGNORECASE)
 _FAMILY = frozenset("mom mum mother dad father sister brother aunt uncle cousin grandma grandpa grandmother grandfather friend friends son daughter wife husband teacher tutor neighbor neighbour classmate".split())
 _ABBREV_BEFORE = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Mt|vs|etc)|(?<![\w.])[A-Z])$")
@@ -196,7 +200,7 @@ class NameFinder:
             memory.roles_seen.add(rk)
             words = [w for w in re.split(r"[\s_.\-]+", role) if len(w) > 1 and any(c.isalpha() for c in w)]
             if words and len(words) <= 4:
-                memory.add_person(" ".join(words), 1.0)
+                memory.add_person(" ".join(words), 2.0)
         for ptext in problem_texts(ctx.metadata):
             h = hash(ptext)
             if h in memory.problems_seen:
@@ -204,11 +208,13 @@ class NameFinder:
             memory.problems_seen.add(h)
             for t in tokenize(ptext, self.lex):
                 if t.cap and not t.upper and t.low not in STOP and len(t.text) > 1:
-                    memory.add_kept(t.text)
+                    memory.add_problem(t.text)
 
     # ------------------------------------------------------------------ per turn
     def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None) -> list[Span]:
         self.observe_context(ctx, memory)
+        if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
+            memory.classroom = True
         toks = tokenize(text, self.lex)
         if not toks:
             return []
@@ -223,6 +229,7 @@ class NameFinder:
 
         decided: dict[int, float] = {}  # token index -> score
         confirmed: set[int] = set()  # decided by a direct cue / memory / role
+        intro: set[int] = set()  # self-introductions
         for k, t in enumerate(toks):
             if len(t.text) < 2:
                 continue
@@ -235,15 +242,19 @@ class NameFinder:
             if t.low in STOP:
                 continue
             memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
+            cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
+            if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
+                continue  # a character of the session's problem text
             if memory_ok and strength >= 1.0:
                 decided[k] = 0.95
                 confirmed.add(k)
                 continue
             # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
-            cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
-            if cue == "direct":
+            if cue in ("intro", "direct"):
                 decided[k] = 0.95
                 confirmed.add(k)
+                if cue == "intro":
+                    intro.add(k)
                 continue
             # 3. weaker evidence: titles, lexicon, memory learnt from lexicon, NER
             score = 0.0
@@ -273,7 +284,7 @@ class NameFinder:
 
         if not decided:
             return []
-        spans = self._merge(toks, text, decided, confirmed, memory)
+        spans = self._merge(toks, text, decided, confirmed, memory, intro)
         return spans
 
     # ------------------------------------------------------------------ evidence helpers
@@ -291,7 +302,7 @@ class NameFinder:
             if t.lower and cls == "unknown" and len(t.text) >= 3 and re.fullmatch(r"[ ,:]*", gap_prev or " "):
                 prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
                 if prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me"):
-                    return "direct"
+                    return "intro"
             return ""
         if t.lower and cls not in _NAMEISH and cls != "unknown":
             return ""
@@ -328,6 +339,10 @@ class NameFinder:
             else:
                 if (t.sent_init or gap_prev.strip() == ",") and ends:
                     return "direct"
+                if t.sent_init and after == " " and k + 2 < len(toks) and (
+                    (toks[k + 1].low in ("can", "could", "would", "will", "do", "did", "are", "have") and toks[k + 2].low in ("you", "u"))
+                    or toks[k + 1].low == "please"):
+                    return "direct"
                 if after == "," and (t.sent_init or (k >= 1 and toks[k - 1].sent_init and toks[k - 1].low in ("so", "and", "now", "okay", "ok", "well", "but", "yes", "no", "alright", "actually")
                                                      and gap_prev == " ")):
                     return "direct"
@@ -346,7 +361,7 @@ class NameFinder:
                         j = k - len(pat) - 1
                         if j >= 0 and toks[j].low not in GREETINGS:
                             return ""
-                    return "direct"
+                    return "intro"
         # titles: "Mr. Smith" (the title stays out of the span)
         if prev and prev[-1] in TITLES and t.cap and re.fullmatch(r"\.? ?", gap_prev):
             return "title"
@@ -393,16 +408,18 @@ class NameFinder:
             nxt = [toks[x].low for x in range(j, min(len(toks), j + 2))]
         verb = narrative_role(prev_words, nxt)
         qty = has_quantities(sent)
-        if memory.addressed() >= 2:  # classroom
+        if memory.addressed() >= 2 or memory.classroom:  # classroom
             return verb and qty and not (_PERSONAL.search(sent) and not _HOW_MANY.search(sent))
-        if not (qty or _STORY.search(sent)):
+        if not (qty or quantities or _STORY.search(sent)):
             return False
+        if _PERSONAL_1_2.search(sent) and not _HOW_MANY.search(sent):
+            return False  # "I like how Julia is showing me ..." talks about a classmate
         if not verb:
             verb = t.poss or (bool(nxt) and nxt[0] in ("is", "was", "are", "were", "and"))
         return verb
 
     # ------------------------------------------------------------------ spans
-    def _merge(self, toks: list[Tok], text: str, decided: dict[int, float], confirmed: set[int], memory: SessionMemory) -> list[Span]:
+    def _merge(self, toks: list[Tok], text: str, decided: dict[int, float], confirmed: set[int], memory: SessionMemory, intro: set[int] = frozenset()) -> list[Span]:
         spans: list[Span] = []
         used: set[int] = set()
         for k in sorted(decided):
@@ -439,7 +456,7 @@ class NameFinder:
                 end = toks[b].end
             score = max(decided.get(j, 0.0) for j in range(a, b + 1))
             spans.append(Span(start, end, "NAME", self.source, score))
-            strength = 1.0 if any(j in confirmed for j in range(a, b + 1)) else (0.8 if score >= 0.8 else 0.0)
+            strength = 2.0 if any(j in intro for j in range(a, b + 1)) else 1.0 if any(j in confirmed for j in range(a, b + 1)) else (0.8 if score >= 0.8 else 0.0)
             if strength:
                 memory.add_person(text[start:end], strength)
         return spans
