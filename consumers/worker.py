@@ -128,6 +128,7 @@ class Worker:
         self._started = False
         self._ready = asyncio.Event()
         self._commit_lock = asyncio.Lock()
+        self._bg: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -138,6 +139,7 @@ class Worker:
         self._producer = make_producer(self.settings, self.bootstrap_servers)
         await self._producer.start()
         if self.state_store is not None:
+            self.state_store.attach(self.pipeline)
             await self.state_store.start()
         self._consumer = make_consumer(self.settings, self.bootstrap_servers)
         self._consumer.subscribe(self._input_topics, listener=_Rebalance(self))
@@ -241,10 +243,21 @@ class Worker:
             self._track(tp, rec.offset, task)
             return
         sid = parsed.session_id
+        if self.state_store is not None:
+            self.state_store.note_partition(sid, tp.partition)
+        # A session's turns run one after another: each waits for the previous turn's *step*
+        # (its tutor-facing output acknowledged), not for a slow background refinement.
         prev = self._session_tail.get(sid)
-        task = asyncio.create_task(self._handle(tp, rec, parsed, prev, parse_s))
-        self._session_tail[sid] = task
-        task.add_done_callback(lambda t, sid=sid: self._session_tail.pop(sid, None) if self._session_tail.get(sid) is t else None)
+        step: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._session_tail[sid] = step
+
+        def _release(_f, sid=sid, step=step) -> None:
+            if self._session_tail.get(sid) is step:
+                del self._session_tail[sid]
+
+        step.add_done_callback(_release)
+        task = asyncio.create_task(self._handle(tp, rec, parsed, prev, step))
+        task.add_done_callback(lambda _t, step=step: step.done() or step.set_result(None))
         self._track(tp, rec.offset, task)
 
     def _track(self, tp: TopicPartition, offset: int, task: asyncio.Task) -> None:
@@ -270,16 +283,26 @@ class Worker:
 
         task.add_done_callback(_done)
 
-    async def _handle(self, tp: TopicPartition, rec, turn: InputTurn, prev: asyncio.Task | None, parse_s: float) -> bool:
+    async def _handle(self, tp: TopicPartition, rec, turn: InputTurn, prev: asyncio.Future | None,
+                      step: asyncio.Future) -> bool:
         if prev is not None and not prev.done():
             await asyncio.wait({prev})
         is_reply = tp.topic == self.settings.topics.replies_in
+        t = self.settings.topics
         try:
             if is_reply:
-                outputs = await self._reply_outputs(turn)
+                result = None
+                now_out = [(t.replies_out, await self.pipeline.reidentify(turn), None)]
+                later = None
             else:
                 result = await self.pipeline.process(turn)
-                outputs = [(self.settings.topics.output, result.deid), (self.settings.topics.logs, result.logs)]
+                now_out = [(t.output, result.deid, None)]
+                if result.refined is None:
+                    now_out.append((t.logs, result.logs, None))
+                    later = None
+                else:
+                    later = result  # logs wait for the refinement (policy async-refine)
+                now_out.extend(self._state_payloads(turn.session_id))
         except Exception as exc:  # a bug or a pathological input: never crash, never lose
             log.error(
                 "processing failed for %s[%d]@%d session=%s: %s",
@@ -291,47 +314,75 @@ class Worker:
             )
             return await self._dead_letter(tp, rec, "processing_error", f"{type(exc).__name__} in pipeline")
         t0 = time.perf_counter()
-        ok = await self._produce_all(turn.session_id, outputs)
+        ok = await self._produce_all(turn.session_id, now_out)
         produce_s = time.perf_counter() - t0
         if not ok:
             return False
-        now = time.time()
+        self._mark_persisted(turn.session_id)
+        step.done() or step.set_result(None)
+        if later is not None:
+            logs = await later.final_logs()
+            if not await self._produce_all(turn.session_id, [(t.logs, logs, None)]):
+                return False
+        self._record(turn, is_reply, result, produce_s)
+        return True
+
+    def _state_payloads(self, session_id: str) -> list:
+        if self.state_store is None:
+            return []
+        state = self.pipeline.sessions.peek(session_id)
+        rec = self.state_store.state_record(state) if state is not None else None
+        if rec is None:
+            return []
+        topic, value, headers = rec
+        return [(topic, value, headers)]
+
+    def _mark_persisted(self, session_id: str) -> None:
+        if self.state_store is not None:
+            state = self.pipeline.sessions.peek(session_id)
+            if state is not None:
+                state.dirty = False
+
+    def _record(self, turn: InputTurn, is_reply: bool, result, produce_s: float) -> None:
         m = self.metrics
         if is_reply:
             self.stats.replies += 1
         else:
             self.stats.processed += 1
-        if m is not None:
-            m.observe_stage("produce", produce_s)
-            m.observe_e2e(max(0.0, now - float(turn.sent_at)))
-            if is_reply:
-                m.turn("reply")
-            else:
-                deid = outputs[0][1]
-                m.observe_stages_ms(deid.timings_ms)
-                for ent in deid.entities:
-                    m.entity(ent.label, ent.source)
-                if deid.degraded:
-                    m.degraded()
-                m.turn("degraded" if deid.degraded else "ok")
-        return True
+        if m is None:
+            return
+        m.observe_stage("produce", produce_s)
+        m.observe_e2e(max(0.0, time.time() - float(turn.sent_at)))
+        if is_reply:
+            m.turn("reply")
+            return
+        deid = result.deid
+        m.observe_stages_ms(deid.timings_ms)
+        for ent in deid.entities:
+            m.entity(ent.label, ent.source)
+        if deid.degraded:
+            m.degraded()
+        m.turn("degraded" if deid.degraded else "ok")
 
-    async def _reply_outputs(self, turn: InputTurn) -> list[tuple[str, OutputTurn]]:
-        out = await self.pipeline.reidentify(turn)
-        return [(self.settings.topics.replies_out, out)]
-
-    async def _produce_all(self, session_id: str, outputs: list[tuple[str, OutputTurn]]) -> bool:
+    async def _produce_all(self, session_id: str, outputs: list) -> bool:
+        """outputs: (topic, OutputTurn | bytes | None, extra headers | None); None = tombstone."""
         key = session_id.encode("utf-8")
-        payloads = [(topic, out.model_dump_json().encode("utf-8")) for topic, out in outputs]
+        payloads = []
+        for topic, out, headers in outputs:
+            value = out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out
+            payloads.append((topic, value, headers))
         return await self._send_acked(payloads, key)
 
-    async def _send_acked(self, payloads: list[tuple[str, bytes]], key: bytes | None) -> bool:
+    async def _send_acked(self, payloads: list, key: bytes | None) -> bool:
         """Send and wait for acknowledgement, retrying until it succeeds or the worker stops."""
         delay = 0.1
-        headers = [("content-type", b"application/json"), ("producer", b"plainsight")]
+        base_headers = [("content-type", b"application/json"), ("producer", b"plainsight")]
         while True:
             try:
-                futs = [await self._producer.send(topic, value=value, key=key, headers=headers) for topic, value in payloads]
+                futs = []
+                for topic, value, headers in payloads:
+                    h = base_headers + list(headers or ())
+                    futs.append(await self._producer.send(topic, value=value, key=key, headers=h))
                 await asyncio.gather(*futs)
                 return True
             except KafkaError as exc:
@@ -355,7 +406,7 @@ class Worker:
             key_sha256=sha256_hex(rec.key),
         )
         log.warning("dead letter %s[%d]@%d reason=%s detail=%s", tp.topic, tp.partition, rec.offset, reason, detail)
-        ok = await self._send_acked([(self.settings.topics.dlq, dl.model_dump_json().encode("utf-8"))], None)
+        ok = await self._send_acked([(self.settings.topics.dlq, dl.model_dump_json().encode("utf-8"), None)], None)
         if ok:
             self.stats.dead_letters += 1
             self.stats.dlq_by_reason[reason] += 1
@@ -400,7 +451,13 @@ class Worker:
                 log.warning("commit loop error: %s", type(exc).__name__)
 
     def _update_gauges(self) -> None:
-        self.pipeline.sessions.expire_idle()
+        expired = self.pipeline.sessions.expire_idle()
+        if expired and self.state_store is not None:
+            mine = self.state_store.expired_sessions(expired)
+            if mine and self.settings.session.erase_expired:
+                t = asyncio.create_task(self._erase(mine))
+                self._bg.add(t)
+                t.add_done_callback(self._bg.discard)
         if self.metrics is None or self._consumer is None:
             return
         self.metrics.set_active_sessions(len(self.pipeline.sessions))
@@ -411,6 +468,12 @@ class Worker:
             # lag = records on the broker not yet finished by us (committed or not)
             base = po.committed if po.committed is not None else (po.pending[0] if po.pending else hw)
             self.metrics.set_lag(tp.topic, tp.partition, max(0, hw - base))
+
+    async def _erase(self, session_ids: list[str]) -> None:
+        """Tombstone the stored state of sessions that expired (idle longer than the TTL)."""
+        for sid in session_ids:
+            await self._send_acked([(self.settings.topics.state, None, None)], sid.encode("utf-8"))
+        log.info("erased stored state of %d expired sessions", len(session_ids))
 
     async def _drain(self, partitions: list[TopicPartition], timeout: float) -> None:
         tasks = [t for tp in partitions for t in self._tasks.get(tp, ())]

@@ -33,8 +33,15 @@ class SessionStore:
         max_sessions: int = 100_000,
         ttl_s: float = 6 * 3600,
         clock: Callable[[], float] = time.monotonic,
+        loader: Callable[[str], SessionState | None] | None = None,
+        on_evict: Callable[[SessionState], None] | None = None,
     ) -> None:
         self._factory = factory
+        #: Consulted on a miss before creating a fresh session (e.g. stored state of the session).
+        self.loader = loader
+        #: Called with a session pushed out by the size bound (not by expiry or drop), so its
+        #: state can be kept elsewhere (e.g. sealed) and reloaded on its next turn.
+        self.on_evict = on_evict
         self._max = max_sessions
         self._ttl = ttl_s
         self._clock = clock
@@ -57,7 +64,10 @@ class SessionStore:
             self.expired += 1
             st = None
         if st is None:
-            st = self._factory(session_id)
+            if self.loader is not None:
+                st = self.loader(session_id)
+            if st is None:
+                st = self._factory(session_id)
             self._items[session_id] = st
             self._evict()
         else:
@@ -77,23 +87,25 @@ class SessionStore:
     def drop(self, session_id: str) -> bool:
         return self._items.pop(session_id, None) is not None
 
-    def expire_idle(self) -> int:
-        """Drop sessions idle for longer than the TTL; returns how many were dropped."""
+    def expire_idle(self) -> list[str]:
+        """Drop sessions idle for longer than the TTL; returns their ids."""
         now = self._clock()
-        n = 0
+        gone: list[str] = []
         while self._items:
             sid, st = next(iter(self._items.items()))
             if now - st.last_seen <= self._ttl:
                 break
             del self._items[sid]
-            n += 1
-        self.expired += n
-        return n
+            gone.append(sid)
+        self.expired += len(gone)
+        return gone
 
     def _evict(self) -> None:
         while len(self._items) > self._max:
-            self._items.popitem(last=False)
+            _sid, st = self._items.popitem(last=False)
             self.evicted += 1
+            if self.on_evict is not None:
+                self.on_evict(st)
 
     def ids(self) -> list[str]:
         return list(self._items)

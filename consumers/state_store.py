@@ -1,0 +1,216 @@
+"""Session state in a compacted Kafka topic, keyed by ``session_id``, values sealed (AES-GCM).
+
+- The state topic is co-partitioned with the input topic (same count, same key), so the
+  sessions of input partition *p* have their state in state partition *p*.
+- On assignment, the worker reads its state partitions from the beginning to the high-water
+  mark before it processes any turn of them (the rebalance callback awaits the load). Sealed
+  blobs are indexed per session; a blob is opened only when its session becomes active.
+- The worker writes a session's sealed state together with the outputs of a turn that changed
+  it; the input offset is committed only after all of them are acknowledged.
+- Sessions pushed out of the in-memory cache by its size bound keep their sealed state in the
+  index and are reopened on their next turn.
+- A reader task keeps tailing the assigned state partitions, so a tombstone written by
+  ``plainsight forget`` erases the session from a running worker's memory too.
+- Sessions idle for longer than ``session.ttl_s`` are dropped from memory; with
+  ``session.erase_expired`` they are also tombstoned in the topic (data minimisation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+
+from aiokafka import TopicPartition
+from aiokafka.errors import KafkaError
+
+from middleware.logs import session_ref
+from middleware.state_codec import SessionCodec, StateDecodeError
+
+from .kafka import make_consumer
+
+log = logging.getLogger(__name__)
+
+WRITER_HEADER = "plainsight-writer"
+
+
+class KafkaStateStore:
+    def __init__(self, settings, bootstrap_servers: str, codec: SessionCodec) -> None:
+        self.settings = settings
+        self.bootstrap = bootstrap_servers
+        self.codec = codec
+        self.topic = settings.topics.state
+        self.writer_id = uuid.uuid4().hex[:12].encode()
+        self._consumer = None
+        self._owned: set[int] = set()
+        #: session id → (partition, sealed blob) for sessions of owned partitions not yet decoded
+        self._blobs: dict[str, tuple[int, bytes]] = {}
+        #: session id → partition, for every session this worker holds (decoded or not)
+        self._partition_of: dict[str, int] = {}
+        self._lock = asyncio.Lock()
+        self._tail_task: asyncio.Task | None = None
+        self.loaded = 0
+        self.erased = 0
+        self.undecodable = 0
+        self.pipeline = None
+
+    # -------------------------------------------------------------- lifecycle
+    async def start(self) -> None:
+        self._consumer = make_consumer(
+            self.settings, self.bootstrap, group_id=None, enable_auto_commit=False, max_poll_records=5000
+        )
+        await self._consumer.start()
+        self._tail_task = asyncio.create_task(self._tail(), name="plainsight-state-tail")
+
+    async def stop(self) -> None:
+        if self._tail_task is not None:
+            self._tail_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._tail_task
+        if self._consumer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._consumer.stop(), 10)
+        self._consumer = None
+
+    def attach(self, pipeline) -> None:
+        """Make the pipeline consult stored state on a session-cache miss, and keep the sealed
+        state of sessions the cache bound pushes out."""
+        self.pipeline = pipeline
+        pipeline.sessions.loader = self._load_session
+        pipeline.sessions.on_evict = self._stash
+
+    # -------------------------------------------------------------- worker hooks
+    def note_partition(self, session_id: str, partition: int) -> None:
+        self._partition_of[session_id] = partition
+
+    def state_record(self, state) -> tuple[str, bytes, list[tuple[str, bytes]]] | None:
+        """(topic, sealed value, headers) to produce with a turn's outputs, if the state changed."""
+        if not state.dirty:
+            return None
+        return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)]
+
+    async def on_assigned(self, tps: list[TopicPartition], pipeline) -> None:
+        parts = {tp.partition for tp in tps if tp.topic == self.settings.topics.input}
+        new = parts - self._owned
+        if not new:
+            return
+        async with self._lock:
+            self._owned |= new
+            assignment = [TopicPartition(self.topic, p) for p in sorted(self._owned)]
+            self._consumer.assign(assignment)
+            fresh = [TopicPartition(self.topic, p) for p in sorted(new)]
+            await self._consumer.seek_to_beginning(*fresh)
+            t0 = time.perf_counter()
+            n = await self._read_to_end(fresh)
+            log.info(
+                "loaded %d stored session states from %d partitions in %.0f ms",
+                n, len(fresh), (time.perf_counter() - t0) * 1e3,
+            )
+
+    async def on_revoked(self, tps: list[TopicPartition], pipeline) -> None:
+        parts = {tp.partition for tp in tps if tp.topic == self.settings.topics.input}
+        gone = parts & self._owned
+        if not gone:
+            return
+        async with self._lock:
+            self._owned -= gone
+            self._consumer.assign([TopicPartition(self.topic, p) for p in sorted(self._owned)])
+            for sid, p in list(self._partition_of.items()):
+                if p in gone:
+                    del self._partition_of[sid]
+                    self._blobs.pop(sid, None)
+                    pipeline.sessions.drop(sid)
+
+    # -------------------------------------------------------------- reading
+    async def _read_to_end(self, tps: list[TopicPartition], timeout: float = 120.0) -> int:
+        """Read ``tps`` until each position reaches its high-water mark (bounded)."""
+        n = 0
+        deadline = time.monotonic() + timeout
+        pending = set(tps)
+        while pending and time.monotonic() < deadline:
+            batch = await self._consumer.getmany(*pending, timeout_ms=100)
+            for tp, recs in batch.items():
+                for r in recs:
+                    self._apply(tp.partition, r)
+                    n += 1
+            for tp in list(pending):
+                hw = self._consumer.highwater(tp)
+                if hw is None:
+                    continue
+                if await self._consumer.position(tp) >= hw:
+                    pending.discard(tp)
+        if pending:
+            raise RuntimeError(f"state partitions not loaded within {timeout}s")
+        self.loaded += n
+        return n
+
+    def _apply(self, partition: int, rec) -> None:
+        if rec.key is None:
+            return
+        sid = rec.key.decode("utf-8", "surrogatepass")
+        if rec.value is None:  # tombstone: the session was erased
+            self._erase_local(sid)
+            return
+        if dict(rec.headers or ()).get(WRITER_HEADER) == self.writer_id:
+            return  # our own write: memory is already ahead of it
+        self._partition_of[sid] = partition
+        self._blobs[sid] = (partition, rec.value)
+        if self.pipeline is not None:
+            self.pipeline.sessions.drop(sid)  # a newer stored state wins over a cached one
+
+    def _erase_local(self, sid: str) -> None:
+        self._blobs.pop(sid, None)
+        self._partition_of.pop(sid, None)
+        if self.pipeline is not None and self.pipeline.sessions.drop(sid):
+            self.erased += 1
+            log.info("session %s erased (tombstone)", session_ref(sid))
+
+    def _stash(self, state) -> None:
+        p = self._partition_of.get(state.session_id)
+        if p is not None and p in self._owned:
+            self._blobs[state.session_id] = (p, self.codec.encode(state))
+
+    def _load_session(self, sid: str):
+        entry = self._blobs.pop(sid, None)
+        if entry is None:
+            return None
+        try:
+            return self.codec.decode(sid, entry[1])
+        except StateDecodeError as exc:
+            self.undecodable += 1
+            log.error("stored state of session %s unreadable (%s); starting it fresh", session_ref(sid), exc)
+            return None
+
+    async def _tail(self) -> None:
+        while True:
+            try:
+                async with self._lock:
+                    if self._owned:
+                        batch = await self._consumer.getmany(timeout_ms=50, max_records=5000)
+                    else:
+                        batch = {}
+                for tp, recs in batch.items():
+                    if tp.partition in self._owned:
+                        for r in recs:
+                            self._apply(tp.partition, r)
+                await asyncio.sleep(0.05 if not batch else 0)
+            except asyncio.CancelledError:
+                raise
+            except KafkaError as exc:
+                log.warning("state tail fetch failed (%s)", type(exc).__name__)
+                await asyncio.sleep(0.5)
+            except Exception as exc:  # never let the tail die silently
+                log.error("state tail error: %s", type(exc).__name__)
+                await asyncio.sleep(0.5)
+
+    # -------------------------------------------------------------- expiry
+    def expired_sessions(self, expired_ids: list[str]) -> list[str]:
+        """Forget bookkeeping of sessions that expired from memory; returns those we own."""
+        mine = []
+        for sid in expired_ids:
+            if self._partition_of.pop(sid, None) is not None:
+                mine.append(sid)
+            self._blobs.pop(sid, None)
+        return mine
