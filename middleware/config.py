@@ -74,6 +74,11 @@ class WorkerSettings(BaseModel):
 class SessionSettings(BaseModel):
     max_sessions: int = Field(100_000, ge=1, description="sessions kept in memory (LRU beyond)")
     ttl_s: float = Field(6 * 3600, gt=0, description="idle sessions are dropped from memory after this")
+    #: Keep each session's (encrypted) mapping state in the compacted state topic, so other
+    #: workers (after a rebalance) and restarts continue with the same surrogates.
+    persist: bool = True
+    #: Also erase (tombstone) the stored state of sessions idle for longer than ``ttl_s``.
+    erase_expired: bool = True
 
 
 class DetectionSettings(BaseModel):
