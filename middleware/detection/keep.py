@@ -140,10 +140,17 @@ _NARRATIVE_VERBS = frozenset(
 _AUX_BEFORE = frozenset("did does do will would can could should has have had is was".split())
 _PREP_BEFORE = frozenset("by to for from with than".split())
 
+_NUMWORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+            r"hundred|thousand|a dozen|dozens of|several|half a)")
+#: Maths-problem quantities: "$18", "4 cookies", "90 hundreds blocks", "three apples", "how many", "in total".
+#: Plain numbers are not enough ("a 19 year old", "5049 Harjukuja 54", "in 2017").
 _QUANTITY = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-    r"hundred|thousand|half|third|quarter|twice|double|dozen|how many|how much|how long|how far|how old|each|per|total|more than|"
-    r"less than|fewer|times|dollars?|cents?|minutes?|hours?|miles?|inches|feet|yards?|meters?|pounds?)\b",
+    r"[$€£]\s?\d|\d\s?(?:%|¢|cents?\b)|\b\d+/\d+\b|"
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten)[- ](?:half|halves|thirds?|fourths?|quarters?|fifths?|sixths?|"
+    r"sevenths?|eighths?|ninths?|tenths?|twelfths?)\b|"
+    r"(?:\b\d+(?:[.,/]\d+)?|\b" + _NUMWORD + r")\s+(?:[a-z]+\s+)?[a-z]{2,}(?:s|es|ren|eet|ice)\b(?<!\bis)|"
+    r"\b(?:how many|how much|how long|how far|how old|how tall|in total|in all|altogether|each|per|twice|times as|"
+    r"more than|less than|fewer than|the total|the sum|the difference|left over|remaining)\b",
     re.IGNORECASE,
 )
 
