@@ -449,7 +449,9 @@ def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000
         t = time.perf_counter()
         out = pipeline.process_sync(it)
         elapsed = (time.perf_counter() - t) * 1e3
-        res.detect_ms.append(out.timings_ms.get("detect", elapsed))
+        tm = out.timings_ms or {}
+        # the pipeline's detection stage ("fast_pass"; "detect" in older versions), else the whole turn
+        res.detect_ms.append(tm.get("fast_pass", tm.get("detect", elapsed)))
         res.pred.extend(Ent(i, s.start, s.end, s.label, text[s.start : s.end]) for s in out.spans)
     pipeline.sessions.drop(sid)
     return res

@@ -103,8 +103,8 @@ _UNIT = re.compile(
     r"[ \t]*#?[A-Za-z]?\d{1,5}[A-Za-z]?\b"
 )
 _LOCALITY_TOKEN = re.compile(
-    rf"(?:\((?:{_CAP}[\w'’.-]*)(?:\s+{_CAP}[\w'’.-]*)*\)|(?!{_UNIT_WORD}){_CAP}[\w'’&-]*\.?|nan|\d{{4,6}}(?:-\d{{4}})?|[A-Z]\d[A-Z]\s?\d[A-Z]\d|"
-    rf"[A-Z]{{1,2}}\d[A-Z\d]?\s?\d[A-Z]{{2}}|(?:de|del|da|do|la|le|du|nad|na|u|am|an|im|sur|upon|on|of)(?=\s+{_CAP}))"
+    rf"(?:[A-Z]{{1,2}}\d[A-Z\d]?\s?\d[A-Z]{{2}}\b|[A-Z]\d[A-Z]\s?\d[A-Z]\d\b|"
+    rf"\((?:{_CAP}[\w'’.-]*)(?:\s+{_CAP}[\w'’.-]*)*\)|(?!{_UNIT_WORD}){_CAP}[\w'’&-]*\.?|nan|\d{{4,6}}(?:-\d{{4}})?|(?:de|del|da|do|la|le|du|nad|na|u|am|an|im|sur|upon|on|of)(?=\s+{_CAP}))"
 )
 _LABEL_LINE = re.compile(r"\s*(?:[\w-]+\s?){1,2}:", re.UNICODE)
 _MONTHS_ETC = re.compile(

@@ -182,9 +182,12 @@ _PHONE_WORD_BEFORE = re.compile(
     r"reach|contact|answering|answer the phone|message|messages|voicemail|extension|ext|helpline)\b"
 )
 _POSSESSIVE_JUST_BEFORE = re.compile(
-    r"\b(?:my|your|his|her|their|our|mom's|dad's|mum's)\s+(?:[a-z'’-]+\s+)?(?:is\s+|:\s*|#\s*)?$"
+    r"\b(?:my|your|his|her|their|our)\s+(?:[a-z'’-]+\s+){0,2}(?:is\s+|:\s*|#\s*)?$"
 )
-_NOT_PHONE_NOUN = re.compile(r"\b(?:answer|answers|result|total|sum|score|guess|estimate|solution|product|number of)\b")
+_NOT_PHONE_NOUN = re.compile(
+    r"\b(?:answer|answers|result|total|sum|score|guess|estimate|solution|product|number of|address|zip|postcode|"
+    r"post code|id|account|card|pin|password|order|room|student|ssn|license|licence|passport)\b"
+)
 _PHONE_WORD_AFTER = re.compile(r"^\s*[-(,]?\s*(?:office|fax|mobile|cell|home|work|desk|tel|phone|landline)\b")
 _UNIT_AFTER = re.compile(
     r"^\s?(?:%|percent|dollars?|cents?|euros?|pounds?|yen|usd|eur|gbp|km|kilomet|miles?|m\b|meters?|metres?|cm|mm|"
