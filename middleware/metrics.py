@@ -132,12 +132,16 @@ ENTITY_LABELS: tuple[str, ...] = (
 #: pass ``entity_sources=`` to ``Metrics`` to extend the set.
 ENTITY_SOURCES: tuple[str, ...] = (
     "email",
+    "email_obfuscated",
     "phone",
+    "phone_spelled",
     "url",
     "username",
     "id_num",
     "address",
     "pattern",
+    "names",
+    "lexicon",
     "ner",
     "gazetteer",
     "context",

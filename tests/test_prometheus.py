@@ -7,7 +7,8 @@
   through the HTTP API (instant and range queries) without error; the latency, throughput and
   entity panels must return data, and the alert rules must evaluate with health "ok".
 * Traffic: (1) simulated observations through the Metrics API in-process, shaped so that the
-  alerts go pending; (2) the real Kafka worker on the embedded broker with real chat turns.
+  alerts go pending; (2) the real worker, ``plainsight serve --metrics-port P`` on the embedded
+  broker, fed the bundled demo chats plus malformed records and tutor replies.
 
 Skips with a clear message where the ``prometheus``/``promtool`` binaries are absent
 (install: ``apt-get install -y --no-install-recommends prometheus``).
@@ -403,9 +404,8 @@ def test_compose_and_provisioning_are_consistent() -> None:
     cmd = ps["command"]
     assert cmd[0] == "serve" and cmd[cmd.index("--bootstrap-servers") + 1] == "kafka:9092"
     port = cmd[cmd.index("--metrics-port") + 1]
-    assert (ROOT / ps["build"]["context"].replace("..", ".") / ps["build"]["dockerfile"]).resolve().exists() or (
-        MON / ps["build"]["context"] / ps["build"]["dockerfile"]
-    ).resolve().exists()
+    context = (MON / ps["build"]["context"]).resolve()
+    assert context == ROOT and (context / ps["build"]["dockerfile"]).exists()
     prom_cfg = yaml.safe_load((MON / "prometheus.yml").read_text(encoding="utf-8"))
     jobs = {j["job_name"]: j for j in prom_cfg["scrape_configs"]}
     targets = [t for sc in jobs["plainsight"]["static_configs"] for t in sc["targets"]]
@@ -545,3 +545,199 @@ def dashboard_expr(title: str, ref: str = "A") -> str:
         if t == title and r == ref:
             return e
     raise KeyError(title)
+
+
+# --------------------------------------------------------------------------- phase 2: the real worker
+
+
+def _sample_turns(passes: int) -> list[tuple[str, dict[str, Any]]]:
+    """The bundled demo chats (fake names, emails, phones), ``passes`` times with fresh session ids."""
+    path = ROOT / "middleware" / "samples" / "demo_chats.jsonl"
+    chats = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for p in range(passes):
+        for c in chats:
+            sid = f"{c['session_id']}-p{p}"
+            for i, t in enumerate(c["turns"]):
+                out.append((sid, {"session_id": sid, "turn_id": i, "role": t["role"], "text": t["text"]}))
+    return out
+
+
+#: Malformed records → the DLQ with these reasons.
+BAD_RECORDS = [
+    b"not json at all",
+    b"\xff\xfe\xfa",
+    b"[1, 2, 3]",
+    b'{"session_id": "x", "turn_id": 1, "role": "student"}',
+    b'{"session_id": "x", "turn_id": 1, "role": "student", "text": "   ", "sent_at": 1}',
+] * 2
+
+
+def _produce_traffic(bootstrap: str, turns: list[tuple[str, dict]], rate: float, seconds_budget: float) -> dict[str, int]:
+    import asyncio
+
+    from consumers.kafka import make_producer
+    from middleware.config import load_settings
+
+    settings = load_settings(kafka={"bootstrap_servers": bootstrap})
+
+    async def go() -> dict[str, int]:
+        p = make_producer(settings, bootstrap)
+        await asyncio.wait_for(p.start(), 30)
+        sent = {"turns": 0, "bad": 0, "replies": 0}
+        deadline = time.monotonic() + seconds_budget
+        try:
+            bad = list(BAD_RECORDS)
+            for n, (sid, obj) in enumerate(turns):
+                if time.monotonic() > deadline:
+                    break
+                obj = dict(obj, sent_at=time.time())
+                await p.send_and_wait(settings.topics.input, json.dumps(obj).encode(), key=sid.encode())
+                sent["turns"] += 1
+                if n % 17 == 5 and bad:
+                    await p.send_and_wait(settings.topics.input, bad.pop(), key=None)
+                    sent["bad"] += 1
+                if n % 40 == 10:  # a tutor reply on a session the worker has seen
+                    reply = {"session_id": sid, "turn_id": f"r{n}", "role": "tutor", "text": "Well done, keep going!",
+                             "sent_at": time.time()}
+                    await p.send_and_wait(settings.topics.replies_in, json.dumps(reply).encode(), key=sid.encode())
+                    sent["replies"] += 1
+                await asyncio.sleep(1.0 / rate)
+            for b in bad:
+                await p.send_and_wait(settings.topics.input, b, key=None)
+                sent["bad"] += 1
+        finally:
+            await asyncio.wait_for(p.stop(), 30)
+        return sent
+
+    return asyncio.run(go())
+
+
+def _http_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+@needs_prometheus
+@pytest.mark.slow
+def test_dashboard_and_alerts_on_a_real_prometheus_real_worker(tmp_path: Path) -> None:
+    """`plainsight serve --metrics-port P` on the embedded broker, real chat turns, Prometheus scraping."""
+    metrics_port, broker_port = free_port(), free_port()
+    bootstrap = f"127.0.0.1:{broker_port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
+    env.update(
+        PLAINSIGHT_EMBEDDED__PORT=str(broker_port),
+        PLAINSIGHT_KAFKA__PARTITIONS="3",
+        PLAINSIGHT_REVISION="test",
+        PYTHONUNBUFFERED="1",
+    )
+    log_path = tmp_path / "serve.log"
+    report: list[str] = []
+    prom = None
+    with open(log_path, "wb") as log_fh:
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "middleware.cli", "serve",
+                "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
+                "--max-runtime", "240", "--log-level", "WARNING",
+            ],
+            cwd=ROOT, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+        def serve_log() -> str:
+            return log_path.read_text(errors="replace")[-4000:]
+
+        try:
+            base = f"http://127.0.0.1:{metrics_port}"
+
+            def ready() -> bool:
+                if proc.poll() is not None:
+                    raise AssertionError(f"plainsight serve exited with {proc.returncode}:\n{serve_log()}")
+                return _http_status(base + "/readyz") == 200
+
+            wait_for(lambda: _http_status(base + "/healthz") == 200 or ready(), 90, "/healthz of plainsight serve")
+            assert _http_status(base + "/metrics") == 200
+            wait_for(ready, 90, "/readyz of plainsight serve (partitions assigned)")
+
+            prom = Prometheus(tmp_path, [f"127.0.0.1:{metrics_port}"]).start()
+            wait_for(lambda: prom.targets_up() == 1, 20, "the first scrape of plainsight serve")
+            time.sleep(1.5)  # zero-valued series scraped before any traffic
+
+            turns = _sample_turns(passes=6)
+            t0 = time.monotonic()
+            sent = _produce_traffic(bootstrap, turns, rate=25.0, seconds_budget=20)
+            report.append(f"produced: {sent} in {time.monotonic() - t0:.1f}s")
+            expected = sent["turns"] + sent["bad"] + sent["replies"]
+
+            def all_consumed() -> float | None:
+                v = prom.value('sum(plainsight_turns_total{job="plainsight"})')
+                return v if v is not None and v >= expected else None
+
+            total = wait_for(all_consumed, 60, f"{expected} records counted by plainsight_turns_total")
+            time.sleep(3)  # more scrapes and rule evaluations after the last record
+            report.append(f"plainsight_turns_total: {total:.0f}")
+
+            panel_values = check_everything(prom, report)
+            assert_panels_have_data(panel_values)
+            rules = wait_rules_evaluated(prom)
+            report.append(f"alert rules evaluated, all health=ok: {len(rules)}")
+
+            v = prom.value
+            ok = v('sum(plainsight_turns_total{outcome="ok"})')
+            dlq = v('sum(plainsight_dlq_total)')
+            replies = v('sum(plainsight_turns_total{outcome="reply"})')
+            assert ok == sent["turns"], (ok, sent)
+            assert dlq == sent["bad"], (dlq, sent)
+            assert replies == sent["replies"], (replies, sent)
+            by_reason = {
+                r["metric"]["reason"]: float(r["value"][1])
+                for r in prom.query("sum by (reason) (plainsight_dlq_total) > 0")["data"]["result"]
+            }
+            report.append(f"dlq by reason: {by_reason}")
+            assert {"not_json", "invalid_utf8", "not_object", "schema", "empty_text"} <= set(by_reason)
+            entities = {
+                r["metric"]["label"]: float(r["value"][1])
+                for r in prom.query("sum by (label) (plainsight_entities_total) > 0")["data"]["result"]
+            }
+            report.append(f"entities by label: {entities}")
+            assert entities.get("NAME", 0) > 0
+            lat = {
+                q: v(f"histogram_quantile({q}, sum by (le) (increase(plainsight_e2e_latency_seconds_bucket[5m])))")
+                for q in (0.5, 0.95, 0.99)
+            }
+            report.append("e2e latency over the run: " + ", ".join(f"p{int(q * 100)}={s * 1000:.1f} ms" for q, s in lat.items()))
+            stages = {
+                r["metric"]["stage"]: float(r["value"][1])
+                for r in prom.query(
+                    "histogram_quantile(0.99, sum by (le, stage) (increase(plainsight_stage_latency_seconds_bucket[5m])))"
+                )["data"]["result"]
+                if r["value"][1] != "NaN"
+            }
+            report.append("stage p99 over the run: " + ", ".join(f"{k}={s * 1000:.2f} ms" for k, s in sorted(stages.items())))
+            assert {"parse", "fast_pass", "surrogate", "produce"} <= set(stages)
+            info = prom.query("plainsight_build_info")["data"]["result"]
+            report.append(f"build info: {info[0]['metric'] if info else None}")
+            assert info and info[0]["metric"]["revision"] == "test"
+            active = prom.active_alerts()
+            report.append(f"active alerts under real traffic: {sorted(active.items())}")
+            # ~5 % malformed records → the DLQ alert is pending; the worker is up and ready
+            assert "PlainsightDLQRateHigh" in active
+            assert not {"PlainsightWorkerDown", "PlainsightAbsent", "PlainsightNotReady"} & set(active)
+
+            # graceful shutdown: SIGTERM drains, commits and exits 0
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(60) == 0, serve_log()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(5)
+            if prom is not None:
+                prom.stop()
+            emit(report, "phase 2: plainsight serve on the embedded broker")
