@@ -282,6 +282,9 @@ def test_id_negative(text):
         ("It's on Via Roma 131.", "Via Roma 131"),
         ("i live at 45 maple avenue", "45 maple avenue"),
         ("P.O. Box 287, Tallinn, Estonia", "P.O. Box 287, Tallinn, Estonia"),
+        ("Write to:\n20789 Allika 46\n Suite 501\n Riisa\n\n Estonia 62488", "20789 Allika 46\n Suite 501\n Riisa\n\n Estonia 62488"),
+        ("my new address is 30497 Ibirapita 8057, Dolores", "30497 Ibirapita 8057, Dolores"),
+        ("I live at 221B Baker Street, London NW1 6XE.", "221B Baker Street, London NW1 6XE"),
     ],
 )
 def test_address_positive(text, value):
@@ -300,6 +303,8 @@ def test_address_positive(text, value):
         "Chapter 12 and Grade 5",
         "12 March 2021",
         "3 Points Well Earned",
+        "Team 4 scored 12 in Round 3",
+        "See Chapter 5 Section 2 for more",
     ],
 )
 def test_address_negative(text):

@@ -93,10 +93,11 @@ _STRONG_CUE = re.compile(
     r"(?:address(?:es)?|lives?\s+(?:at|on)|lived\s+(?:at|on|in)|living\s+(?:at|on)|located\s+at|send\s+(?:\w+\s+){0,3}to|"
     r"deliver(?:ed)?\s+(?:\w+\s+){0,2}to|mail(?:ed)?\s+(?:\w+\s+){0,2}to|ship(?:ped)?\s+(?:\w+\s+){0,2}to|"
     r"meet\s+(?:me|us)\s+at|drops?\s+(?:me|you|us)\s+off\s+at|my\s+(?:house|home)\s+is\s+(?:at|on)|"
-    r"(?:office|restaurant|store|shop)\s+is\s+(?:at|on|located\s+at))\s*[:\-]?\s*(?:\d{1,6}\s+)?$",
+    r"(?:office|restaurant|store|shop)\s+is\s+(?:at|on|located\s+at))\s*[:\-?]?\s*(?:(?:is|was|it\s+is|it's)\s+)?(?:\d{1,6}\s+)?$",
     re.IGNORECASE,
 )
 _CUE_WORDS = re.compile(r"(?i)address|liv(?:e|es|ed|ing)\b|located|send|deliver|mail|ship|meet|drop|house|home|office|restaurant|store|shop")
+_UNIT_ANYWHERE = re.compile(r"(?i)\b(?:apt|apartment|suite|ste|unit|flat|fl|floor|room|rm|bldg|building)\b|#\s?\d")
 _CUE_NAME_NUM = re.compile(rf"(?:{_CAP}[\w'’.-]*[ \t]+){{0,3}}{_CAP}[\w'’.-]*[ \t]+{_NUM}\b")
 _UNIT = re.compile(
     r"[ \t]*,?[ \t]*(?:\n[ \t>?]*)?(?i:apt\.?|apartment|suite|ste\.?|unit|flat|fl\.?|floor|room|rm\.?|bldg\.?|building|#)"
@@ -105,6 +106,10 @@ _UNIT = re.compile(
 _LOCALITY_TOKEN = re.compile(
     rf"(?:[A-Z]{{1,2}}\d[A-Z\d]?\s?\d[A-Z]{{2}}\b|[A-Z]\d[A-Z]\s?\d[A-Z]\d\b|"
     rf"\((?:{_CAP}[\w'’.-]*)(?:\s+{_CAP}[\w'’.-]*)*\)|(?!{_UNIT_WORD}){_CAP}[\w'’&-]*\.?|nan|\d{{4,6}}(?:-\d{{4}})?|(?:de|del|da|do|la|le|du|nad|na|u|am|an|im|sur|upon|on|of)(?=\s+{_CAP}))"
+)
+#: A blank line, then a "Country 12345" line closing the address block.
+_BLANK_THEN_POSTCODE_LINE = re.compile(
+    rf"[ \t]*\n[ \t>?]*\n[ \t>?]*(?:{_CAP}[\w'’()-]*[ \t]+){{0,3}}\d{{4,6}}(?=[ \t]*(?:\n|$))"
 )
 _LABEL_LINE = re.compile(r"\s*(?:[\w-]+\s?){1,2}:", re.UNICODE)
 _MONTHS_ETC = re.compile(
@@ -130,7 +135,10 @@ def _grow(text: str, start: int, end: int, lower_ok: bool) -> int:
         if m:
             end = m.end()
             continue
-        m = re.match(r"[ \t]*(?:,[ \t]*|\n[ \t>?]*(?:,[ \t]*)?|\s)", text[end:])
+        m = _BLANK_THEN_POSTCODE_LINE.match(text, end) or re.match(r"[ \t]*(?:,[ \t]*|\n[ \t>?]*(?:,[ \t]*)?|\s)", text[end:])
+        if m is not None and m.re is _BLANK_THEN_POSTCODE_LINE:
+            end = m.end()
+            break
         if not m:
             break
         pos = end + m.end()
@@ -185,14 +193,17 @@ class AddressRecognizer:
         lower_ok = not any(ch.isupper() for ch in text)
         out: list[Span] = []
         cands: list[tuple[int, int, float]] = []
+        has_cue = bool(_CUE_WORDS.search(text))
         for m in _STREET.finditer(text):
             cands.append((m.start(), m.end(), 0.85))
-        if lower_ok or _CUE_WORDS.search(text):
+        if lower_ok or has_cue:
             for m in _STREET_ANYCASE.finditer(text):
                 if _STRONG_CUE.search(text[max(0, m.start() - 48) : m.start()]):
                     cands.append((m.start(), m.end(), 0.8))
-        for m in _CUE_NAME_NUM.finditer(text):
-            if _STRONG_CUE.search(text[max(0, m.start() - 40) : m.start()]):
+        has_unit = bool(_UNIT_ANYWHERE.search(text))
+        for m in _CUE_NAME_NUM.finditer(text) if (has_cue or has_unit) else ():
+            # "Name 46" is a street line after an address cue, or when a unit follows ("Allika 46\n Suite 501")
+            if _STRONG_CUE.search(text[max(0, m.start() - 40) : m.start()]) or _UNIT.match(text, m.end()):
                 first = m.group().split()[0]
                 if not _MONTHS_ETC.match(first):
                     cands.append((m.start(), m.end(), 0.8))
