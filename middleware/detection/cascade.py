@@ -18,6 +18,16 @@ from .base import Span, TurnContext, resolve_overlaps
 from .memory import SessionMemory
 from .names import NameFinder, name_class, tokenize
 
+_BOUND = re.compile(r"[.?!\n]")
+
+
+def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    a = max(text.rfind(".", 0, start), text.rfind("?", 0, start), text.rfind("!", 0, start), text.rfind("\n", 0, start))
+    a = max(0, a + 1, start - 300)
+    m = _BOUND.search(text, end)
+    b = min(m.end() if m else len(text), end + 300)
+    return a, b
+
 _NER_DISABLE = ("parser", "lemmatizer", "attribute_ruler", "tagger", "senter", "morphologizer")
 
 
@@ -66,17 +76,28 @@ class Cascade:
         return SessionMemory()
 
     # ------------------------------------------------------------------
-    def _needs_ner(self, text: str) -> bool:
-        """Only turns with a capitalised token unknown to every table (not at a sentence start)."""
+    def _ner_windows(self, text: str) -> list[tuple[int, int]]:
+        """Sentence windows that hold a capitalised token no table explains (the only places where
+        the neural model can add evidence); empty for most chat turns."""
+        wins: list[tuple[int, int]] = []
         for t in tokenize(text, self.names.lex):
-            if t.cap and not t.upper and len(t.text) > 1 and name_class(t) in ("unknown", "wordish", "word") and not t.sent_init:
-                if name_class(t) == "unknown" or t.info.word_margin < -2 or (name_class(t) == "wordish"):
-                    return True
-        return False
+            if not t.cap or t.upper or len(t.text) < 3:
+                continue
+            cls = name_class(t)
+            if cls == "unknown" or (cls == "word" and t.info.word_margin < -2 and not t.sent_init):
+                a, b = _sentence_bounds(text, t.start, t.end)
+                if wins and a <= wins[-1][1]:
+                    wins[-1] = (wins[-1][0], max(b, wins[-1][1]))
+                else:
+                    wins.append((a, b))
+        return wins
 
-    def _ner_persons(self, text: str) -> list[tuple[int, int]]:
-        doc = self._nlp(text)
-        return [(e.start_char, e.end_char) for e in doc.ents if e.label_ == "PERSON"]
+    def _ner_persons(self, text: str, windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        out = []
+        for a, b in windows:
+            doc = self._nlp(text[a:b])
+            out.extend((a + e.start_char, a + e.end_char) for e in doc.ents if e.label_ == "PERSON")
+        return out
 
     def detect(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
         if not isinstance(memory, SessionMemory):
@@ -86,9 +107,11 @@ class Cascade:
         for r in self.recognizers:
             spans.extend(r.analyze(text, ctx))
         ner = None
-        if self.use_ner and self._nlp is not None and self._needs_ner(text):
-            self.stats["ner_turns"] += 1
-            ner = self._ner_persons(text)
+        if self.use_ner and self._nlp is not None:
+            windows = self._ner_windows(text)
+            if windows:
+                self.stats["ner_turns"] += 1
+                ner = self._ner_persons(text, windows)
         spans.extend(self.names.find(text, ctx, memory, ner))
         memory.turns += 1
         return resolve_overlaps(spans)
