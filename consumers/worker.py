@@ -203,6 +203,8 @@ class Worker:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._consumer.stop(), 10)
             self._consumer = None
+        with contextlib.suppress(Exception):
+            await self.pipeline.aclose()
         if self.state_store is not None:
             with contextlib.suppress(Exception):
                 await self.state_store.stop()

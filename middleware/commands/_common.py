@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 
-def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True) -> None:
+def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True, llm: bool = True) -> None:
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (see configs/default.yaml)")
     if kafka:
         p.add_argument(
@@ -18,6 +18,10 @@ def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True) -> None
         p.add_argument("--partitions", type=int, help="partitions for topics plainsight creates")
     p.add_argument("--engine", choices=["cascade", "presidio"], help="detection engine")
     p.add_argument("--mode", choices=["surrogate", "tag", "redact"], help="output mode for both output topics")
+    if llm:
+        from middleware.llm.cli_args import add_llm_arguments
+
+        add_llm_arguments(p)
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -43,8 +47,14 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> None:
             a[k] = v
 
 
-#: Functions (args) -> overrides dict contributed by optional features (LLM, metrics).
-_OVERRIDE_HOOKS: list = []
+def _llm_hook(args: argparse.Namespace) -> dict[str, Any]:
+    from middleware.llm.cli_args import llm_overrides
+
+    return llm_overrides(args)
+
+
+#: Functions (args) -> overrides dict contributed by optional features.
+_OVERRIDE_HOOKS: list = [_llm_hook]
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any):

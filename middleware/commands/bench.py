@@ -18,6 +18,10 @@ BENCHES: dict[str, tuple[str, str]] = {
         "middleware.commands.bench_detect",
         "detection speed: the cascade vs the Presidio baseline on the same turns, one core",
     ),
+    "stream": (
+        "middleware.commands.bench_stream",
+        "turns/s and end-to-end latency through a broker and 1..K worker processes",
+    ),
 }
 
 

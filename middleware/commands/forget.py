@@ -15,7 +15,7 @@ from ._common import add_config_arguments
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("session_ids", nargs="+", metavar="SESSION_ID")
-    add_config_arguments(p)
+    add_config_arguments(p, llm=False)
 
 
 def run(args: argparse.Namespace) -> int:
