@@ -75,6 +75,8 @@ STOP = frozenset(
 )
 
 STOP = STOP | TITLES
+#: Stop words that are also first names: a name only when capitalised mid-sentence after a greeting.
+_NAME_STOPS = frozenset({"will", "may"})
 
 _INTRO_PREV = (("my", "name", "is"), ("name", "is"), ("name's",), ("i'm",), ("im",), ("i", "am"), ("call", "me"),
                ("called",), ("this", "is"), ("it's",), ("its",), ("am",))
@@ -239,7 +241,7 @@ class NameFinder:
             gap_next = text[t.end : toks[k + 1].start] if k + 1 < n else text[t.end :]
             # 1. session memory (confirmed people: any case, possessive stripped)
             strength = memory.person_strength(t.text)
-            if t.low in STOP:
+            if t.low in STOP and not (t.low in _NAME_STOPS and t.cap and not t.sent_init):
                 continue
             memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
             cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
@@ -291,7 +293,7 @@ class NameFinder:
     def _cue(self, toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> str:
         """'direct' (greeting, vocative, self-introduction), 'title' (Mr. X) or ''."""
         t = toks[k]
-        if t.low in STOP or is_calendar(t.text):
+        if (t.low in STOP and t.low not in _NAME_STOPS) or is_calendar(t.text):
             return ""
         nameish = cls in _NAMEISH or (cls == "wordish" and t.cap)
         if cls == "unknown" and t.cap and len(t.text) >= 3:
@@ -315,7 +317,9 @@ class NameFinder:
             g = prev[-1]
             if g in ("morning", "afternoon", "evening", "night") and not (len(prev) >= 2 and prev[-2] == "good"):
                 return ""
-            if g in STRONG_GREETINGS and (t.cap or cls == "pure" or cls == "unknown"):
+            if t.low in _NAME_STOPS and not (t.cap and nxt_boundary):
+                return ""
+            if g in STRONG_GREETINGS and (t.cap or cls in _NAMEISH or cls == "unknown"):
                 return "direct"
             if nxt_boundary and "," in (gap_prev + gap_next[:1]) or nxt_boundary and gap_next[:1] in "!?":
                 return "direct"

@@ -1,0 +1,59 @@
+"""Session memory: a person confirmed once is found later in any case, with possessives, by first
+or last name alone; story characters are remembered as kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.detection.base import TurnContext
+from middleware.detection.memory import SessionMemory
+from middleware.detection.names import NameFinder
+
+
+@pytest.fixture(scope="module")
+def finder() -> NameFinder:
+    return NameFinder()
+
+
+def run(finder, mem, text, role="teacher"):
+    return [text[s.start : s.end] for s in finder.find(text, TurnContext(role=role), mem)]
+
+
+def test_memory_any_case_and_possessive(finder):
+    mem = SessionMemory()
+    assert run(finder, mem, "Hi Teupola, can you start?") == ["Teupola"]
+    text = "teupola said 16 stays the same. TEUPOLA is right, and Teupola's array too."
+    spans = finder.find(text, TurnContext(role="teacher"), mem)
+    assert [text[s.start : s.end] for s in spans] == ["teupola", "TEUPOLA", "Teupola"]
+    poss = spans[-1]
+    assert text[poss.end :].startswith("'s")
+
+
+def test_memory_first_or_last_name_alone(finder):
+    mem = SessionMemory()
+    assert run(finder, mem, "My name is Aantje Mourik", role="student") == ["Aantje Mourik"]
+    assert run(finder, mem, "Thanks, aantje. Mourik is a nice surname.") == ["aantje", "Mourik"]
+
+
+def test_memory_is_per_session(finder):
+    a, b = SessionMemory(), SessionMemory()
+    run(finder, a, "Hi Wilbens!")
+    assert a.is_person("wilbens") and not b.is_person("wilbens")
+
+
+def test_wordish_memory_needs_capital(finder):
+    mem = SessionMemory()
+    assert run(finder, mem, "Good job, Will.") == ["Will"]
+    # "will" the verb is not the person; "Will" capitalised later is
+    assert run(finder, mem, "I will check it, and Will can explain.") == ["Will"]
+
+
+def test_memory_bookkeeping():
+    mem = SessionMemory()
+    mem.add_person("Maria de la Cruz", 1.0)
+    assert mem.is_person("maria") and mem.is_person("cruz") and not mem.is_person("de")
+    mem.add_kept("Carmen")
+    assert mem.is_kept("CARMEN")
+    mem.add_person("Carmen", 1.0)  # confirmed people are no longer kept
+    assert not mem.is_kept("carmen")
+    assert mem.addressed() == 3
