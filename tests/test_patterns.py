@@ -239,6 +239,7 @@ def test_checksums():
         ("What is the limit for card 4454794511390933?", "4454794511390933"),
         ("my card 4111 1111 1111 1111 expires", "4111 1111 1111 1111"),
         ("Here's my SSN: 460-89-9847", "460-89-9847"),
+        ("my ssn is 460 89 9847.", "460 89 9847"),
         ("My IBAN is GB59IFUE40226315499137", "GB59IFUE40226315499137"),
         ("iban GB59 IFUE 4022 6315 4991 37 thanks", "GB59 IFUE 4022 6315 4991 37"),
         ("my student id is 20231487", "20231487"),

@@ -80,15 +80,6 @@ _STREET_ANYCASE = re.compile(
     rf"|(?<![\w.-])(?:{_W}[ \t]+){{0,2}}{_L}[\w'’-]*?(?i:{_SUFFIXES})[ \t]+{_NUM}\b"
 )
 _MILITARY_TAIL = re.compile(r",?\s*\n?\s*(?i:[adf]po)\s+(?i:a[aep])\s+\d{5}")
-_CUE = re.compile(
-    r"(?:\baddress(?:es)?\b|\blives?\s+(?:at|on|in)|\blived\s+(?:at|on|in)|\bliving\s+(?:at|on)|\blocated\s+(?:at|on|in)|"
-    r"\boffices?\s+(?:is|are)\s+(?:at|on)|\bsend\s+(?:\w+\s+){0,3}to|\bdeliver(?:ed)?\s+(?:\w+\s+){0,2}to|"
-    r"\bmail(?:ed)?\s+(?:\w+\s+){0,2}to|\bship(?:ped)?\s+(?:\w+\s+){0,2}to|\bmeet\s+(?:me|us)\s+at|"
-    r"\bpick\s+(?:me|us)\s+up\s+(?:at|from)|\bdrops?\s+(?:me|you|us)\s+off\s+at|\bmoved\s+to|"
-    r"\bcome\s+to|\breturn\s+(?:it\s+)?to|\bmy\s+(?:house|home|apartment|flat|place)\s+is\s+(?:at|on)|"
-    r"\bstreet\b|\bresidence\b|\bis\s+at|\bat|\bon|\bin)\s*[:\-]?\s*$",
-    re.IGNORECASE,
-)
 _STRONG_CUE = re.compile(
     r"(?:address(?:es)?|lives?\s+(?:at|on)|lived\s+(?:at|on|in)|living\s+(?:at|on)|located\s+at|send\s+(?:\w+\s+){0,3}to|"
     r"deliver(?:ed)?\s+(?:\w+\s+){0,2}to|mail(?:ed)?\s+(?:\w+\s+){0,2}to|ship(?:ped)?\s+(?:\w+\s+){0,2}to|"

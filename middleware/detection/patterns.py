@@ -142,7 +142,6 @@ class ObfuscatedEmailRecognizer:
             if any(s.start < m.end() and m.start() < s.end for s in out):
                 continue
             at_raw, local_raw, dom_raw = m.group("at"), m.group("local"), m.group("domain")
-            at = at_raw.strip().casefold().strip("[](){}<> ")
             spelled = bool(re.search(r"\bdot\b|[\[\(\{<]", local_raw + at_raw + dom_raw, re.I)) or bool(
                 re.search(r"\b(?:underscore|dash)\b", local_raw, re.I)
             )
@@ -152,7 +151,7 @@ class ObfuscatedEmailRecognizer:
             domain = re.sub(_DOT, ".", dom_raw, flags=re.I).lower()
             if ".." in local or len(local) > 64:
                 continue
-            sub, reg, suffix = _split_host(domain)
+            _, reg, suffix = _split_host(domain)
             if not suffix or not reg:
                 continue
             provider = reg.split(".")[0] in _MAIL_PROVIDERS
@@ -576,6 +575,9 @@ class IdNumberRecognizer:
             context = bool(_SSN_CONTEXT.search(low[max(0, m.start() - 48) : m.start()]))
             if context or (area not in (0, 666) and area < 900):
                 add(m.start(), m.end(), 0.97 if context else 0.85)
+        for m in _SSN_LOOSE.finditer(text):  # "my ssn is 460 89 9847" / "460899847" after an SSN word
+            if _SSN_CONTEXT.search(low[max(0, m.start() - 48) : m.start()]):
+                add(m.start(), m.end(), 0.97)
         for m in _CARD.finditer(text):
             digits = re.sub(r"\D", "", m.group())
             seps = set(re.findall(r"[ -]", m.group()))
