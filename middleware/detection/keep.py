@@ -145,7 +145,7 @@ _NUMWORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|
 #: Maths-problem quantities: "$18", "4 cookies", "90 hundreds blocks", "three apples", "how many", "in total".
 #: Plain numbers are not enough ("a 19 year old", "5049 Harjukuja 54", "in 2017").
 _QUANTITY = re.compile(
-    r"[$€£]\s?\d|\d\s?(?:%|¢|cents?\b)|\b\d+/\d+\b|"
+    r"[$€£]\s?\d|\d\s?(?:%|¢|cents?\b)|\b\d+/\d+\b|\b\d{1,2}:\d{2}\b|"
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten)[- ](?:half|halves|thirds?|fourths?|quarters?|fifths?|sixths?|"
     r"sevenths?|eighths?|ninths?|tenths?|twelfths?)\b|"
     r"(?:\b\d+(?:[.,/]\d+)?|\b" + _NUMWORD + r")\s+(?:[a-z]+\s+)?[a-z]{2,}(?:s|es|ren|eet|ice)\b(?<!\bis)|"

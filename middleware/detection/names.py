@@ -151,6 +151,7 @@ def name_class(t: Tok) -> str:
 _NAMEISH = ("pure", "propn")
 _PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're|I’m|you’re|we’re)\b", re.IGNORECASE)
 _PERSONAL_1_2 = re.compile(r"\b(?:I|you|me|my|your|I'm|you're|I’m|you’re)\b", re.IGNORECASE)
+_THIRD = re.compile(r"\b(?:he|she|his|her|him|hers|himself|herself)\b", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow (?:many|much|long|far|old|tall)\b", re.IGNORECASE)
 _CLASSROOM = re.compile(
     r"\b(?:you guys|everyone|everybody|boys and girls|raise your hands?|all of you|y'all|you all|class|table \w+|row \w+|"
@@ -415,7 +416,10 @@ class NameFinder:
         if memory.addressed() >= 2 or memory.classroom:  # classroom
             return verb and qty and not (_PERSONAL.search(sent) and not _HOW_MANY.search(sent))
         if not (qty or quantities or _STORY.search(sent)):
-            return False
+            # "Tony samples all the students in his classes": a third-person actor with a narrative
+            # verb, referred to as he/she, in a sentence without I/you
+            return (t.sent_init and narrative_role([], nxt) and bool(_THIRD.search(sent))
+                    and not _PERSONAL_1_2.search(sent))
         if _PERSONAL_1_2.search(sent) and not _HOW_MANY.search(sent):
             return False  # "I like how Julia is showing me ..." talks about a classmate
         if not verb:
