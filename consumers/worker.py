@@ -136,6 +136,8 @@ class Worker:
             return
         if self.settings.kafka.create_topics:
             await ensure_topics(self.settings, self.bootstrap_servers)
+        # first turns must not pay for lazy initialisation (models, lexicons, regex caches)
+        await asyncio.to_thread(self.pipeline.warm_up)
         self._producer = make_producer(self.settings, self.bootstrap_servers)
         await self._producer.start()
         if self.state_store is not None:
@@ -463,6 +465,9 @@ class Worker:
         if self.metrics is None or self._consumer is None:
             return
         self.metrics.set_active_sessions(len(self.pipeline.sessions))
+        llm = getattr(self.pipeline, "llm", None)
+        if llm is not None and getattr(llm, "stats", None) is not None:
+            self.metrics.sync_llm_stats(llm.stats)
         for tp, po in list(self._offsets.items()):
             hw = self._consumer.highwater(tp)
             if hw is None:
@@ -497,6 +502,8 @@ class Worker:
         for tp in mine:
             self._offsets.pop(tp, None)
             self._tasks.pop(tp, None)
+            if self.metrics is not None:
+                self.metrics.reset_lag(tp.topic, [tp.partition])
         if self.state_store is not None:
             await self.state_store.on_revoked(mine, self.pipeline)
         log.info("partitions revoked: %s", _fmt_tps(mine))

@@ -68,7 +68,10 @@ def build_llm_stage(settings: Settings):
 
 
 def build_replacer(settings: Settings) -> Replacer:
-    return TagReplacer()
+    """The surrogate replacer (surrogate/); it also serves the ``tag`` and ``redact`` modes."""
+    from surrogate import SurrogateReplacer
+
+    return SurrogateReplacer.from_settings(settings)
 
 
 class Pipeline:
@@ -161,6 +164,19 @@ class Pipeline:
             await asyncio.wait(pending, timeout=drain_timeout_s)
         if self.llm is not None:
             await self.llm.aclose()
+
+    def warm_up(self) -> None:
+        """Run a few synthetic turns through detection and replacement (then forget them), so
+        the first real turns don't pay for lazy initialisation."""
+        samples = [
+            "Hi Maria, I'm Tom. My email is tom.lee@example.com and my phone is (415) 555-0100.",
+            "Julia bought 3 packs of pencils. How many pencils does she have?",
+            "thanks ms johnson! see https://example.org/u/tom_lee",
+        ]
+        sid = "\x00plainsight-warm-up"
+        for i, text in enumerate(samples):
+            self.process_sync(InputTurn(session_id=sid, turn_id=i, role="student", text=text, sent_at=0.0))
+        self.sessions.drop(sid)
 
     def process_sync(self, turn: InputTurn) -> TurnResult:
         t0 = time.perf_counter()
