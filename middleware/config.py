@@ -100,6 +100,17 @@ class OutputSettings(BaseModel):
 class SurrogateSettings(BaseModel):
     #: HMAC secret for deterministic surrogates. Must be set in production.
     secret: SecretStr = SecretStr("plainsight-dev-secret-change-me")
+    #: Session-state encryption keys: key id → base64 of 32 random bytes (AES-256-GCM). Empty →
+    #: a development key derived from ``secret`` (a warning is logged). Rotation: add a key, make
+    #: it active, keep the old ones until every stored state was rewritten.
+    keys: dict[str, SecretStr] = {}
+    #: Key id new state is encrypted with (None → the only configured key). Keys are checked
+    #: when the state cipher is built (surrogate.crypto.StateCipher.from_settings), not here, so a
+    #: malformed key never appears in a validation error.
+    active_key_id: str | None = None
+    #: Link a new name one edit away from a name already in the session (misspellings).
+    fuzzy_names: bool = True
+    fuzzy_min_length: int = Field(5, ge=3)
 
 
 class MetricsSettings(BaseModel):

@@ -1,0 +1,162 @@
+"""Encrypted session state: AES-256-GCM envelopes with key ids and rotation.
+
+Envelope (all integers big-endian)::
+
+    b"PSE" | version (1 byte) | key-id length (1 byte) | key id (ASCII) | nonce (12 bytes) | ciphertext+tag
+
+* encrypt with the *active* key id; decrypt with any configured key (rotation: add the new key,
+  make it active, keep the old one until every stored state was rewritten, then drop it);
+* the associated data is the header plus the session id, so an envelope moved to another
+  session's key fails authentication;
+* the header holds only the format version and the key id: no session id, no plaintext.
+
+Keys come from ``settings.surrogate.keys`` (key id → base64 of 32 random bytes) and
+``settings.surrogate.active_key_id``. With no keys configured (dev/demo) a key is derived from the
+surrogate secret with HKDF and a warning is logged once. Key material is never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import os
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from .state import SessionMapping
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"PSE"
+ENVELOPE_VERSION = 1
+NONCE_BYTES = 12
+DEV_KEY_ID = "dev"
+_warned_dev = False
+
+
+class StateCryptoError(ValueError):
+    """An envelope that can't be opened (wrong session, unknown key, tampered, not an envelope)."""
+
+
+def decode_key(key_id: str, b64: str) -> bytes:
+    try:
+        raw = base64.b64decode(b64.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"surrogate key {key_id!r} is not valid base64") from None
+    if len(raw) != 32:
+        raise ValueError(f"surrogate key {key_id!r} must be 32 bytes (got {len(raw)})")
+    return raw
+
+
+def derive_dev_key(secret: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"plainsight-state-dev-key", info=b"v1").derive(secret)
+
+
+def new_key_b64() -> str:
+    """A fresh random key, base64 (for ``surrogate.keys``)."""
+    return base64.b64encode(os.urandom(32)).decode("ascii")
+
+
+class StateCipher:
+    def __init__(self, keys: dict[str, bytes], active_key_id: str) -> None:
+        if not keys:
+            raise ValueError("no state encryption keys")
+        for kid, k in keys.items():
+            if not kid or len(kid.encode("ascii", "strict")) > 255:
+                raise ValueError("key ids must be 1-255 ASCII characters")
+            if len(k) != 32:
+                raise ValueError(f"state key {kid!r} must be 32 bytes")
+        if active_key_id not in keys:
+            raise ValueError(f"active key id {active_key_id!r} is not among the configured keys")
+        self._aead = {kid: AESGCM(k) for kid, k in keys.items()}
+        self.active_key_id = active_key_id
+
+    @property
+    def key_ids(self) -> list[str]:
+        return list(self._aead)
+
+    @classmethod
+    def from_settings(cls, settings) -> "StateCipher":
+        """From ``settings`` (a Settings or its ``surrogate`` section)."""
+        s = getattr(settings, "surrogate", settings)
+        raw_keys = dict(getattr(s, "keys", None) or {})
+        if not raw_keys:
+            global _warned_dev
+            if not _warned_dev:
+                _warned_dev = True
+                log.warning(
+                    "no surrogate.keys configured: session state is encrypted with a key derived from "
+                    "surrogate.secret (development only; configure surrogate.keys and active_key_id)"
+                )
+            return cls({DEV_KEY_ID: derive_dev_key(s.secret.get_secret_value().encode("utf-8"))}, DEV_KEY_ID)
+        keys = {}
+        for kid, v in raw_keys.items():
+            v = v.get_secret_value() if hasattr(v, "get_secret_value") else str(v)
+            keys[kid] = decode_key(kid, v)
+        active = getattr(s, "active_key_id", None)
+        if active is None:
+            if len(keys) != 1:
+                raise ValueError("surrogate.active_key_id must be set when several keys are configured")
+            active = next(iter(keys))
+        return cls(keys, active)
+
+    # ---- envelope ------------------------------------------------------------------------
+    @staticmethod
+    def _header(key_id: str) -> bytes:
+        kid = key_id.encode("ascii")
+        return MAGIC + bytes([ENVELOPE_VERSION, len(kid)]) + kid
+
+    @staticmethod
+    def _aad(header: bytes, session_id: str) -> bytes:
+        return header + b"\x00" + session_id.encode("utf-8")
+
+    def encrypt(self, plaintext: bytes, session_id: str) -> bytes:
+        header = self._header(self.active_key_id)
+        nonce = os.urandom(NONCE_BYTES)
+        ct = self._aead[self.active_key_id].encrypt(nonce, plaintext, self._aad(header, session_id))
+        return header + nonce + ct
+
+    @staticmethod
+    def key_id_of(blob: bytes) -> str:
+        """The key id an envelope was sealed with (to decide whether to re-encrypt after rotation)."""
+        if len(blob) < 5 or blob[:3] != MAGIC:
+            raise StateCryptoError("not a plainsight state envelope")
+        if blob[3] != ENVELOPE_VERSION:
+            raise StateCryptoError(f"unsupported envelope version {blob[3]}")
+        n = blob[4]
+        if len(blob) < 5 + n + NONCE_BYTES + 16:
+            raise StateCryptoError("truncated state envelope")
+        try:
+            return blob[5 : 5 + n].decode("ascii")
+        except UnicodeDecodeError:
+            raise StateCryptoError("corrupt key id in state envelope") from None
+
+    def decrypt(self, blob: bytes, session_id: str) -> bytes:
+        kid = self.key_id_of(blob)
+        aead = self._aead.get(kid)
+        if aead is None:
+            raise StateCryptoError(f"state sealed with unknown key id {kid!r}")
+        hlen = 5 + len(kid)
+        header, nonce, ct = blob[:hlen], blob[hlen : hlen + NONCE_BYTES], blob[hlen + NONCE_BYTES :]
+        try:
+            return aead.decrypt(nonce, ct, self._aad(header, session_id))
+        except InvalidTag:
+            raise StateCryptoError("state envelope failed authentication (tampered, wrong key or session)") from None
+
+    # ---- session mappings ----------------------------------------------------------------
+    def seal(self, state: SessionMapping) -> bytes:
+        """``state.to_bytes()`` encrypted for ``state.session_id``."""
+        return self.encrypt(state.to_bytes(), state.session_id)
+
+    def open(self, blob: bytes, session_id: str) -> SessionMapping:
+        state = SessionMapping.from_bytes(self.decrypt(blob, session_id))
+        if state.session_id != session_id:  # pragma: no cover - the AAD already binds it
+            raise StateCryptoError("state belongs to another session")
+        return state
+
+    def needs_rotation(self, blob: bytes) -> bool:
+        return self.key_id_of(blob) != self.active_key_id

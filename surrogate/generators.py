@@ -1,0 +1,511 @@
+"""Per-label surrogate generators that don't need the session's name mapping.
+
+Each generator takes the real value and a :class:`~surrogate.keyed.KeyedRandom` (seeded from the
+HMAC of session + label + value [+ counter]) and returns ``(surrogate, aux)``: ``aux`` is what is
+needed to render the same surrogate into another surface form of the same value (a phone number
+written with another layout, a URL with or without scheme). Generators that do need names (e-mail
+local parts, usernames, URL paths) live in :mod:`surrogate.replacer` and use the helpers here.
+
+Choices documented here:
+
+* PHONE keeps the country code, the trunk prefix ("0", "(0)", NANP "1"), every separator and the
+  extension layout. The national number is replaced by a number that can't be assigned where a
+  fictitious range exists: NANP ``NPA-555-01XX`` (7-digit local numbers → ``555-01XX``), UK Ofcom
+  drama ranges (``07700 900xxx``, ``020 7946 0xxx``, ``0113 496 0xxx``…, ``0808 157 0xxx``,
+  ``03069 990xxx``), Australia's ACMA fictitious ranges (``0X 5550 xxxx``, ``0491 570 xxx``).
+  Elsewhere the first digit of the national number (mobile/landline hint in most plans) is kept and
+  the rest is keyed-random: such numbers may exist — that is the documented weak spot.
+* ID_NUM keeps length and character classes (digit→digit, A–Z→A–Z, a–z→a–z, others kept); a
+  Luhn-valid number (12–19 digits) stays Luhn-valid; an IBAN keeps its country and gets valid
+  check digits.
+* ADDRESS comes from Faker in the locale the original looks like (US by default), seeded from the
+  HMAC; multi-line stays multi-line, one-line stays one-line, a bare number stays a number.
+* EMAIL/URL domains: free-mail providers are kept (the provider is not identifying); school and
+  university domains become ``<fictitious-school>.example.edu``; other domains become
+  ``<word>.example.{com,org,net}``. ``example.*`` is reserved (RFC 2606), so no surrogate domain
+  belongs to a real school or company.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from .keyed import KeyedRandom
+
+# ---------------------------------------------------------------------------------------------
+# Normal forms (identity of a value within a session)
+# ---------------------------------------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+
+
+def _fold(s: str) -> str:
+    nfkd = unicodedata.normalize("NFKD", s)
+    return "".join(ch for ch in nfkd if not unicodedata.combining(ch)).casefold()
+
+
+def value_norm(label: str, value: str) -> str:
+    """The identity of a non-name value: two mentions with the same norm get the same surrogate."""
+    v = value.strip()
+    if label == "EMAIL":
+        return v.casefold()
+    if label == "PHONE":
+        p = parse_phone(v)
+        return p.nsn + ("x" + p.ext if p.ext else "")
+    if label == "URL":
+        return url_core(v).casefold()
+    if label == "USERNAME":
+        return v.lstrip("@").casefold()
+    if label == "ID_NUM":
+        return "".join(c for c in v if c.isalnum()).upper()
+    return " ".join(re.sub(r"[^\w]+", " ", _fold(v)).split())
+
+
+def surrogate_norm(label: str, surrogate: str, aux: str = "") -> str:
+    return value_norm(label, surrogate)
+
+
+# ---------------------------------------------------------------------------------------------
+# PHONE
+# ---------------------------------------------------------------------------------------------
+
+_EXT = re.compile(r"(?i)\s*(?:x|ext\.?|extension|#)\s*(\d{1,6})\s*$")
+
+
+class PhoneParts:
+    __slots__ = ("main", "ext_text", "cc", "intl", "trunk", "nsn", "ext")
+
+    def __init__(self) -> None:
+        self.main = ""
+        self.ext_text = ""
+        self.cc = ""  # country code digits (kept)
+        self.intl = ""  # "00"/"011" international prefix digits (kept)
+        self.trunk = ""  # "0" or NANP "1" (kept)
+        self.nsn = ""  # national significant number (replaced)
+        self.ext = ""  # extension digits (replaced)
+
+
+_CC3 = ("1", "7", "20", "27", "30", "31", "32", "33", "34", "36", "39", "40", "41", "43", "44", "45", "46",
+        "47", "48", "49", "51", "52", "53", "54", "55", "56", "57", "58", "60", "61", "62", "63", "64", "65",
+        "66", "81", "82", "84", "86", "90", "91", "92", "93", "94", "95", "98")
+
+
+def _split_cc(digits: str, layout_first_group: str) -> str:
+    """Country code at the start of ``digits`` (after "+" or "00")."""
+    if digits.startswith("1"):
+        return "1"
+    g = layout_first_group
+    if 1 <= len(g) <= 3 and digits.startswith(g) and len(digits) - len(g) >= 4:
+        return g
+    for n in (2, 1):
+        if digits[:n] in _CC3:
+            return digits[:n]
+    return digits[:3]
+
+
+def parse_phone(value: str) -> PhoneParts:
+    p = PhoneParts()
+    m = _EXT.search(value)
+    if m and len([c for c in value[: m.start()] if c.isdigit()]) >= 6:
+        p.main, p.ext_text, p.ext = value[: m.start()], value[m.start() :], m.group(1)
+    else:
+        p.main = value
+    digits = "".join(c for c in p.main if c.isdigit())
+    s = p.main.lstrip()
+    groups = re.findall(r"\d+", p.main)
+    first_group = groups[0] if groups else ""
+    if s.startswith("+") or digits.startswith("00") and len(digits) > 10 or digits.startswith("011") and len(digits) > 11:
+        rest = digits
+        if not s.startswith("+"):
+            p.intl = "011" if digits.startswith("011") else "00"
+            rest = digits[len(p.intl) :]
+            first_group = first_group[len(p.intl) :] or (groups[1] if len(groups) > 1 else "")
+        p.cc = _split_cc(rest, first_group)
+        rest = rest[len(p.cc) :]
+        if "(0)" in p.main.replace(" ", "") and rest.startswith("0"):
+            p.trunk, rest = "0", rest[1:]
+        p.nsn = rest
+    elif len(digits) == 11 and digits.startswith("1"):
+        p.trunk, p.nsn = "1", digits[1:]
+    elif digits.startswith("0") and len(digits) >= 8:
+        p.trunk, p.nsn = "0", digits[1:]
+    else:
+        p.nsn = digits
+    return p
+
+
+#: NANP area codes used for surrogates (common, valid NPAs; the 555-01XX line is what's fictitious).
+_NANP_NPA = ("201", "202", "212", "213", "305", "310", "312", "404", "415", "469", "503", "512", "602",
+             "617", "702", "713", "718", "773", "805", "818", "917", "206", "303", "407", "614")
+_UK_GEO = ("1134960", "1144960", "1154960", "1164960", "1174960", "1184960", "1214960", "1314960",
+           "1414960", "1514960", "1614960", "1914980")
+_AU_MOBILE = ("491570006", "491570156", "491570157", "491570158", "491570159", "491570110", "491570313",
+              "491570737")
+
+
+def _phone_nsn(p: PhoneParts, rng: KeyedRandom) -> str:
+    n = len(p.nsn)
+    cc = p.cc
+    nanp = cc == "1" or (not cc and (p.trunk == "1" or (not p.trunk and n in (7, 10))))
+    if nanp and n == 10:
+        return rng.choice(_NANP_NPA) + "55501" + rng.digits(2)
+    if nanp and n == 7:
+        return "55501" + rng.digits(2)
+    uk = cc == "44" or (not cc and p.trunk == "0" and n == 10)
+    if uk and n == 10:
+        first = p.nsn[:1]
+        if first == "7":
+            return "7700900" + rng.digits(3)
+        if p.nsn.startswith("20"):
+            return "2079460" + rng.digits(3)
+        if first == "1":
+            return rng.choice(_UK_GEO) + rng.digits(3)
+        if first == "3":
+            return "3069990" + rng.digits(3)
+        if first == "8":
+            return "8081570" + rng.digits(3)
+        return "7700900" + rng.digits(3)
+    if cc == "61" and n == 9:
+        if p.nsn[0] == "4":
+            return rng.choice(_AU_MOBILE)
+        area = p.nsn[0] if p.nsn[0] in "2378" else "2"
+        return area + "5550" + rng.digits(4)
+    # Documented fallback: keep the leading digit (mobile/landline hint), randomise the rest.
+    if n <= 1:
+        return rng.digits(n)
+    return p.nsn[0] + rng.digits(n - 1)
+
+
+def _pour(layout: str, digits: str) -> str:
+    """Put ``digits`` into the digit positions of ``layout`` (same count), keeping everything else."""
+    it = iter(digits)
+    return "".join(next(it) if c.isdigit() else c for c in layout)
+
+
+def render_phone(mention: str, nsn: str, ext: str) -> str | None:
+    """The surrogate (national number ``nsn``, extension ``ext``) in the layout of ``mention``."""
+    p = parse_phone(mention)
+    if len(p.nsn) != len(nsn) or len(p.ext) != len(ext):
+        return None
+    main = _pour(p.main, p.intl + p.cc + p.trunk + nsn)
+    ext_text = _pour(p.ext_text, ext) if p.ext_text else ""
+    return main + ext_text
+
+
+def gen_phone(value: str, rng: KeyedRandom) -> tuple[str, str]:
+    p = parse_phone(value)
+    nsn = _phone_nsn(p, rng)
+    ext = rng.digits(len(p.ext))
+    out = render_phone(value, nsn, ext)
+    assert out is not None
+    return out, f"{nsn}|{ext}"
+
+
+# ---------------------------------------------------------------------------------------------
+# ID_NUM
+# ---------------------------------------------------------------------------------------------
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _luhn_fix(digits: str) -> str:
+    body = digits[:-1]
+    for d in "0123456789":
+        if luhn_ok(body + d):
+            return body + d
+    return digits  # unreachable
+
+
+_IBAN = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$")
+
+
+def _iban_check(country: str, bban: str) -> str:
+    s = bban + country + "00"
+    num = "".join(str(int(c, 36)) for c in s)
+    return f"{98 - int(num) % 97:02d}"
+
+
+def gen_id(value: str, rng: KeyedRandom) -> tuple[str, str]:
+    compact = "".join(c for c in value if c.isalnum())
+    if _IBAN.match(compact):
+        country = compact[:2]
+        bban = "".join(_class_char(c, rng) for c in compact[4:])
+        new = country + _iban_check(country, bban) + bban
+        return _pour_alnum(value, new), new
+    new = "".join(_class_char(c, rng) for c in compact)
+    if compact.isdigit() and 12 <= len(compact) <= 19 and luhn_ok(compact):
+        new = _luhn_fix(new)
+    if new == compact.upper() or new == compact:  # a 1-char class may repeat; nudge the first char
+        new = _class_char(compact[0], rng) + new[1:]
+    return _pour_alnum(value, new), new
+
+
+def _class_char(c: str, rng: KeyedRandom) -> str:
+    if c.isdigit():
+        return rng.digit()
+    if c.isascii() and c.isupper():
+        return rng.upper()
+    if c.isascii() and c.islower():
+        return rng.lower()
+    if c.isalpha():
+        return rng.upper() if c.isupper() else rng.lower()
+    return c
+
+
+def _pour_alnum(layout: str, chars: str) -> str:
+    it = iter(chars)
+    return "".join(next(it) if c.isalnum() else c for c in layout)
+
+
+def render_id(mention: str, new: str) -> str | None:
+    if sum(1 for c in mention if c.isalnum()) != len(new):
+        return None
+    return _pour_alnum(mention, new)
+
+
+# ---------------------------------------------------------------------------------------------
+# Domains (e-mail, URL hosts)
+# ---------------------------------------------------------------------------------------------
+
+FREE_MAIL = frozenset(
+    """
+    gmail.com googlemail.com yahoo.com yahoo.co.uk yahoo.fr yahoo.de yahoo.es yahoo.it yahoo.com.br
+    yahoo.co.in yahoo.com.au ymail.com rocketmail.com hotmail.com hotmail.co.uk hotmail.fr hotmail.de
+    hotmail.es hotmail.it outlook.com outlook.fr outlook.de live.com live.co.uk live.fr msn.com
+    icloud.com me.com mac.com aol.com protonmail.com proton.me pm.me gmx.com gmx.de gmx.net gmx.at
+    web.de mail.com mail.ru inbox.ru list.ru bk.ru yandex.ru yandex.com ya.ru qq.com 163.com 126.com
+    sina.com zoho.com fastmail.com tutanota.com hey.com orange.fr free.fr laposte.net sfr.fr
+    wanadoo.fr libero.it virgilio.it naver.com daum.net hanmail.net rediffmail.com seznam.cz wp.pl
+    o2.pl interia.pl onet.pl t-online.de freenet.de btinternet.com sky.com virginmedia.com
+    comcast.net verizon.net att.net sbcglobal.net bellsouth.net cox.net charter.net earthlink.net
+    optonline.net bigpond.com bigpond.net.au shaw.ca rogers.com sympatico.ca telus.net uol.com.br
+    bol.com.br terra.com.br ig.com.br
+    """.split()
+)
+
+# Fictitious school / university names for edu domains (under the reserved example.edu).
+_SCHOOLS = ("northfield-academy", "riverside-high", "maplewood-middle", "lakeview-elementary",
+            "cedar-hill-school", "oakridge-high", "westbrook-academy", "pinecrest-school",
+            "brookside-elementary", "hillcrest-middle")
+_UNIVERSITIES = ("northfield-university", "lakeshore-college", "riverbend-university", "eastmoor-college",
+                 "highgate-university", "westlake-institute", "stonebridge-university", "fairhaven-college")
+_EDU_SCHOOL_HINT = re.compile(r"(?i)(k12|\bsch\b|school|high|elem|middle|academy|isd|district|\bps\d*\b|primary|secondary)")
+_EDU_HINT = re.compile(r"(?i)(^|\.)(edu|ac|sch|k12)(\.|$)|school|academy|college|univ|uni-|campus")
+_SUBDOMAIN_KEEP = frozenset({"www", "mail", "students", "student", "staff", "alumni", "my", "m", "faculty"})
+
+
+def is_edu_domain(domain: str) -> bool:
+    return bool(_EDU_HINT.search(domain))
+
+
+def is_free_mail(domain: str) -> bool:
+    return domain.casefold() in FREE_MAIL
+
+
+#: Two-level public suffixes common enough to recognise (``acme.co.uk`` → main label "acme").
+_SUFFIX2 = frozenset(
+    "co.uk org.uk ac.uk gov.uk sch.uk me.uk com.au net.au org.au edu.au co.nz org.nz ac.nz com.br "
+    "net.br org.br edu.br com.mx edu.mx com.ar co.za ac.za co.in ac.in edu.in co.jp ac.jp co.kr "
+    "ac.kr com.cn edu.cn com.tr edu.tr com.sg edu.sg com.my edu.my com.pt com.es com.co edu.co".split()
+)
+
+
+def split_domain(domain: str) -> tuple[list[str], list[str], str]:
+    """(kept subdomain labels, main labels, public suffix)."""
+    labels = domain.split(".")
+    if len(labels) >= 3 and ".".join(labels[-2:]).casefold() in _SUFFIX2:
+        suffix = ".".join(labels[-2:])
+        body = labels[:-2]
+    elif len(labels) >= 2:
+        suffix = labels[-1]
+        body = labels[:-1]
+    else:
+        return [], labels, ""
+    subs: list[str] = []
+    while len(body) > 1 and body[0].casefold() in _SUBDOMAIN_KEEP:
+        subs.append(body.pop(0))
+    return subs, body, suffix
+
+
+def edu_domain(domain: str, rng: KeyedRandom) -> str:
+    subs, _, _ = split_domain(domain)
+    names = _SCHOOLS if _EDU_SCHOOL_HINT.search(domain) else _UNIVERSITIES
+    return ".".join([*subs, rng.choice(names), "example", "edu"])
+
+
+def generic_tld(suffix: str) -> str:
+    s = suffix.casefold().split(".")[-1] if suffix else "com"
+    return s if s in ("com", "org", "net") else "com"
+
+
+# ---------------------------------------------------------------------------------------------
+# URL helpers
+# ---------------------------------------------------------------------------------------------
+
+_URL = re.compile(
+    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<www>www\d?\.)?(?P<host>[^/?#\s:]+)(?P<port>:\d+)?"
+    r"(?P<path>/[^?#]*)?(?P<query>\?[^#]*)?(?P<frag>#.*)?$"
+)
+
+
+def split_url(value: str) -> dict[str, str] | None:
+    m = _URL.match(value.strip())
+    if not m or "." not in (m.group("host") or ""):
+        return None
+    return {k: v or "" for k, v in m.groupdict().items()}
+
+
+def url_core(value: str) -> str:
+    """The URL without scheme, ``www.`` and trailing slash (its identity)."""
+    parts = split_url(value)
+    if parts is None:
+        return value.strip().rstrip("/")
+    core = parts["host"] + parts["port"] + parts["path"] + parts["query"] + parts["frag"]
+    return core.rstrip("/")
+
+
+#: Platforms whose host is kept (the path holds the personal part).
+PLATFORMS = frozenset(
+    """
+    github.com gitlab.com bitbucket.org facebook.com fb.com instagram.com twitter.com x.com
+    linkedin.com youtube.com youtu.be tiktok.com reddit.com medium.com pinterest.com tumblr.com
+    soundcloud.com twitch.tv vimeo.com flickr.com behance.net dribbble.com deviantart.com
+    about.me linktr.ee substack.com wordpress.com blogspot.com wix.com weebly.com sites.google.com
+    docs.google.com drive.google.com scratch.mit.edu replit.com codepen.io kaggle.com
+    stackoverflow.com quora.com snapchat.com discord.gg discord.com t.me wa.me threads.net
+    mastodon.social bsky.app patreon.com ko-fi.com spotify.com open.spotify.com steamcommunity.com
+    goodreads.com strava.com duolingo.com khanacademy.org
+    """.split()
+)
+
+#: Path segments kept verbatim (structure, not identity).
+PATH_WORDS = frozenset(
+    """
+    in u user users profile profiles p channel c watch status posts post blog about home index
+    index.html index.php portfolio photos videos repos tree main master blob wiki pub people members
+    member id en www page pages gallery projects project s share shared view edit d file files
+    folder folders drive document documents spreadsheets presentation forms studio embed playlist
+    shorts reel reels stories story tag tags search results article articles news category
+    comments comment add new account settings dashboard feed public private raw src docs doc
+    """.split()
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# ADDRESS (Faker)
+# ---------------------------------------------------------------------------------------------
+
+_US_STATE = (
+    "AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|"
+    "ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|AA|AE|AP"
+)
+_LOCALE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b[A-Z]\d[A-Z] ?\d[A-Z]\d\b|\bCanada\b"), "en_CA"),
+    (re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|United Kingdom|\bUK\b|England|Scotland|Wales"), "en_GB"),
+    (re.compile(rf"\b(?:{_US_STATE})\b,? \d{{5}}(?:-\d{{4}})?\b|\bUSA\b|United States"), "en_US"),
+    (re.compile(r"\bAustralia\b|\b(?:NSW|VIC|QLD|TAS|ACT)\b"), "en_AU"),
+    (re.compile(r"\bNew Zealand\b"), "en_NZ"),
+    (re.compile(r"\bIreland\b"), "en_IE"),
+    (re.compile(r"\bIndia\b"), "en_IN"),
+    (re.compile(r"(?i)stra(ss|ß)e\b|\bstr\.|Germany|Deutschland"), "de_DE"),
+    (re.compile(r"(?i)Austria|Österreich"), "de_AT"),
+    (re.compile(r"(?i)Switzerland|Schweiz"), "de_CH"),
+    (re.compile(r"(?i)\brue\b|\bboulevard\b|\ball[ée]e\b|France"), "fr_FR"),
+    (re.compile(r"(?i)Belgi"), "nl_BE"),
+    (re.compile(r"(?i)\bvia\b|\bviale\b|\bpiazza\b|Italy|Italia"), "it_IT"),
+    (re.compile(r"(?i)\bcalle\b|\bavenida\b|\bplaza\b|Spain|España"), "es_ES"),
+    (re.compile(r"(?i)Mexico|México"), "es_MX"),
+    (re.compile(r"(?i)\brua\b|Brazil|Brasil"), "pt_BR"),
+    (re.compile(r"(?i)Portugal"), "pt_PT"),
+    (re.compile(r"(?i)straat\b|laan\b|Netherlands|Nederland"), "nl_NL"),
+    (re.compile(r"(?i)gatan\b|vägen\b|Sweden|Sverige"), "sv_SE"),
+    (re.compile(r"(?i)Norway|Norge|\bveien\b"), "no_NO"),
+    (re.compile(r"(?i)Denmark|Danmark|\bvej\b"), "da_DK"),
+    (re.compile(r"(?i)(tie|katu)\b|Finland|Suomi"), "fi_FI"),
+    (re.compile(r"(?i)\butca\b|\btér\b|Hungary"), "hu_HU"),
+    (re.compile(r"(?i)\bul\.|\bulica\b|Poland|Polska"), "pl_PL"),
+    (re.compile(r"(?i)Czech"), "cs_CZ"),
+)
+
+
+def address_locale(value: str) -> str:
+    for pat, loc in _LOCALE_RULES:
+        if pat.search(value):
+            return loc
+    return "en_US"
+
+
+_FAKERS: dict[str, object] = {}
+
+
+def _faker(locale: str):
+    f = _FAKERS.get(locale)
+    if f is None:
+        from faker import Faker
+
+        try:
+            f = Faker(locale)
+        except AttributeError:  # pragma: no cover - locale missing in this Faker
+            f = Faker("en_US")
+        _FAKERS[locale] = f
+    return f
+
+
+def _one_line(s: str) -> str:
+    return ", ".join(x.strip() for x in s.splitlines() if x.strip())
+
+
+def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
+    v = value.strip()
+    alpha_tokens = [t for t in re.findall(r"[^\W\d_]+", v)]
+    if len(alpha_tokens) <= 1 and sum(c.isdigit() for c in v) >= 1:
+        # "33963", "Suite 377", "Box 12": keep the shape, new digits.
+        out = "".join(rng.digit() if c.isdigit() else c for c in value)
+        return out, ""
+    fake = _faker(address_locale(v))
+    fake.seed_instance(rng.seed_int())
+    multiline = "\n" in v
+    if multiline or v.count(",") >= 2:
+        addr = fake.address()
+        out = addr if multiline else _one_line(addr)
+    elif "," in v:
+        out = f"{fake.street_address()}, {fake.city()}"
+    else:
+        out = fake.street_address()
+    # keep surrounding whitespace of the span
+    lead = value[: len(value) - len(value.lstrip())]
+    trail = value[len(value.rstrip()) :]
+    return lead + out + trail, ""
+
+
+def gen_location(value: str, rng: KeyedRandom) -> tuple[str, str]:
+    fake = _faker("en_US")
+    fake.seed_instance(rng.seed_int())
+    return fake.city(), ""
+
+
+def gen_org(value: str, rng: KeyedRandom) -> tuple[str, str]:
+    fake = _faker("en_US")
+    fake.seed_instance(rng.seed_int())
+    return fake.company(), ""
+
+
+@lru_cache(maxsize=1)
+def faker_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("faker")
+    except Exception:  # pragma: no cover
+        return "?"

@@ -1,0 +1,145 @@
+"""Re-identification of tutor replies: surrogates of this session → the real values.
+
+Only strings in the session's mapping are mapped back, on word boundaries (never inside another
+word). Robust to case ("LUCIA" → "MARIA"), possessives ("Lucia's" → "Maria's": the name token is
+matched, the "'s" stays), and a full surrogate name shortened to first or last name (names map
+token by token), and to "L. Garcia" when the session knows the person "Lucia Garcia". Phone
+numbers match on their digits whatever separators the tutor used. A surrogate that is an
+everyday English word is only matched when not written in lower case.
+
+The compiled matcher is cached on the mapping and rebuilt only when the mapping changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from middleware.schemas import EntityOut
+
+from .names import fold
+from .state import SessionMapping, ValueEntry
+from .text import apply_case, case_pattern, common_words
+
+
+@dataclass(slots=True)
+class _Target:
+    kind: str  # "name" | "initial" | "value"
+    label: str
+    surrogate: str
+    real: str
+
+
+class _Matcher:
+    __slots__ = ("regex", "targets")
+
+    def __init__(self, regex: re.Pattern[str] | None, targets: list[_Target]) -> None:
+        self.regex = regex
+        self.targets = targets
+
+
+def _flex(s: str) -> str:
+    """Escaped literal with any whitespace run matching any whitespace run."""
+    return r"\s+".join(re.escape(p) for p in s.split())
+
+
+def _digits_pattern(digits: str) -> str:
+    return r"[\s().\-]*".join(re.escape(d) for d in digits)
+
+
+def _build(state: SessionMapping) -> _Matcher:
+    alts: list[tuple[int, str, _Target]] = []
+    for key, sur in state.names.items():
+        t = _Target("name", "NAME", sur, state.name_real.get(key, key))
+        alts.append((len(sur), r"(?<!\w)" + re.escape(sur) + r"(?!\w)", t))
+    for f, l in state.people:
+        sf, sl = state.names.get(f), state.names.get(l)
+        if sf and sl:
+            real_first = state.name_real.get(f, f)
+            t = _Target("initial", "NAME", sf[0], real_first[0].upper() + ".")
+            alts.append((2, r"(?<!\w)" + re.escape(sf[0].upper()) + r"\.(?=\s*" + re.escape(sl) + r"(?!\w))", t))
+    for label, entries in state.values.items():
+        out_label = "URL" if label == "_DOMAIN" else label
+        for e in entries.values():
+            for pat, length in _value_patterns(label, e):
+                alts.append((length, pat, _Target("value", out_label, e.surrogate, e.real)))
+    if not alts:
+        return _Matcher(None, [])
+    alts.sort(key=lambda a: -a[0])  # longest first: an e-mail wins over the name inside it
+    regex = re.compile("|".join(f"({p})" for _, p, _ in alts), re.IGNORECASE)
+    return _Matcher(regex, [t for _, _, t in alts])
+
+
+def _value_patterns(label: str, e: ValueEntry) -> list[tuple[str, int]]:
+    if label == "PHONE":
+        pats = []
+        digits = "".join(c for c in e.surrogate if c.isdigit())
+        nsn = e.aux.partition("|")[0]
+        for d in dict.fromkeys(x for x in (digits, nsn) if len(x) >= 5):
+            pats.append((r"(?<![\d\w])\+?" + _digits_pattern(d) + r"(?!\d)", len(d) + 4))
+        return pats
+    if label == "URL":
+        core = e.aux or e.surrogate
+        pat = r"(?<![\w/])(?:[a-z][a-z0-9+.\-]*://)?(?:www\d?\.)?" + re.escape(core) + r"/?(?![\w/])"
+        return [(pat, len(core) + 12)]
+    if label == "USERNAME":
+        core = (e.aux or e.surrogate).lstrip("@")
+        return [(r"(?<![\w@])@?" + re.escape(core) + r"(?!\w)", len(core) + 1)]
+    if label == "ID_NUM":
+        return [(r"(?<!\w)" + re.escape(e.surrogate) + r"(?!\w)", len(e.surrogate))]
+    return [(r"(?<![\w.@])" + _flex(e.surrogate) + r"(?![\w@])", len(e.surrogate))]
+
+
+def matcher(state: SessionMapping) -> _Matcher:
+    cached = state._reverse
+    if cached is not None and cached[0] == state.generation:
+        return cached[1]
+    m = _build(state)
+    state._reverse = (state.generation, m)
+    return m
+
+
+def _restore_name(matched: str, t: _Target) -> str:
+    if matched == t.surrogate:
+        return t.real
+    p = case_pattern(matched)
+    if p == "title":
+        return t.real if t.real[:1].isupper() else t.real[:1].upper() + t.real[1:]
+    if p in ("lower", "upper"):
+        return apply_case(matched, t.real)
+    return t.real
+
+
+def reidentify(text: str, state: SessionMapping) -> tuple[str, list[EntityOut]]:
+    """Map this session's surrogates in ``text`` back to the real values.
+
+    Returns the new text and the restored entities, located in the new text.
+    """
+    m = matcher(state)
+    if m.regex is None or not text:
+        return text, []
+    out: list[str] = []
+    ents: list[EntityOut] = []
+    pos = 0
+    length = 0
+    common = common_words()
+    for mt in m.regex.finditer(text):
+        t = m.targets[mt.lastindex - 1]
+        matched = mt.group()
+        if t.kind == "name":
+            if matched.islower() and fold(matched) in common:
+                continue
+            real = _restore_name(matched, t)
+        elif t.kind == "initial":
+            real = t.real
+        else:
+            real = t.real
+        chunk = text[pos : mt.start()]
+        out.append(chunk)
+        length += len(chunk)
+        out.append(real)
+        ents.append(EntityOut(start=length, end=length + len(real), label=t.label, source="reidentify"))
+        length += len(real)
+        pos = mt.end()
+    out.append(text[pos:])
+    return "".join(out), ents
