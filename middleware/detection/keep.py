@@ -148,7 +148,7 @@ _QUANTITY = re.compile(
     r"[$€£]\s?\d|\d\s?(?:%|¢|cents?\b)|\b\d+/\d+\b|\b\d{1,2}:\d{2}\b|"
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten)[- ](?:half|halves|thirds?|fourths?|quarters?|fifths?|sixths?|"
     r"sevenths?|eighths?|ninths?|tenths?|twelfths?)\b|"
-    r"(?:\b\d+(?:[.,/]\d+)?|\b" + _NUMWORD + r")\s+(?:[a-z]+\s+)?[a-z]{2,}(?:s|es|ren|eet|ice)\b(?<!\bis)|"
+    r"(?:\b\d+(?:[.,/]\d+)?|\b" + _NUMWORD + r")\s+(?:[a-z]+\s+)?(?:[a-z]{2,}s|children|people|feet|mice|teeth|geese)\b(?<!\bis)|"
     r"\b(?:how many|how much|how long|how far|how old|how tall|in total|in all|altogether|each|per|twice|times as|"
     r"more than|less than|fewer than|the total|the sum|the difference|left over|remaining)\b",
     re.IGNORECASE,

@@ -151,6 +151,10 @@ def name_class(t: Tok) -> str:
 _NAMEISH = ("pure", "propn")
 _PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're|I’m|you’re|we’re)\b", re.IGNORECASE)
 _PERSONAL_1_2 = re.compile(r"\b(?:I|you|me|my|your|I'm|you're|I’m|you’re)\b", re.IGNORECASE)
+_ADDRESSING = frozenset("can could would will please you your what how why do did are is have tell come listen look i".split())
+#: A sentence about someone's personal data is about a real person, never a word-problem character.
+_PERSONAL_INFO = re.compile(r"\b(?:address|phone|e-?mail|account|password|birthday|born|lives|lived|married|wife|husband|"
+                            r"boss|manager|doctor|passport|license|licence|salary|bank)\b", re.IGNORECASE)
 _THIRD = re.compile(r"\b(?:he|she|his|her|him|hers|himself|herself)\b", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow (?:many|much|long|far|old|tall)\b", re.IGNORECASE)
 _CLASSROOM = re.compile(
@@ -265,6 +269,8 @@ class NameFinder:
                 score = 0.9
             elif memory_ok:
                 score = 0.85
+            elif t.lower and self._lower_full_name(toks, k, text):
+                score = 0.7  # "patricia desrosiers": a first name then a surname, both names only
             elif not t.cap or is_calendar(t.text) or (t.upper and (len(t.text) < 4 or cls not in _NAMEISH)):
                 continue
             elif cls in _NAMEISH:
@@ -287,15 +293,59 @@ class NameFinder:
 
         if not decided:
             return []
+        self._extend_lists(toks, text, decided, memory)
         spans = self._merge(toks, text, decided, confirmed, memory, intro)
         return spans
 
     # ------------------------------------------------------------------ evidence helpers
+    def _lower_full_name(self, toks: list[Tok], k: int, text: str) -> bool:
+        t = toks[k]
+        if name_class(t) not in _NAMEISH or t.info.first_rank > 1000 or t.low in STOP:
+            return False
+        if k + 1 >= len(toks) or text[t.end : toks[k + 1].start] != " ":
+            return False
+        nt = toks[k + 1]
+        if len(nt.text) == 1 and k + 2 < len(toks):  # "eric g. samoylova"
+            nt = toks[k + 2]
+        return nt.lower and nt.low not in STOP and name_class(nt) in _NAMEISH and nt.info.last_rank <= 2500
+
+    def _extend_lists(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory) -> None:
+        """"Eklund, Michael and Hodge": capitalised neighbours of a found name in a list are names too."""
+        for k in sorted(decided):
+            for step in (1, -1):
+                j = k
+                while True:
+                    nj = j + step
+                    sep = ""
+                    if 0 <= nj < len(toks) and toks[nj].low in ("and", "or"):
+                        sep = toks[nj].low
+                        nj += step
+                    if not (0 <= nj < len(toks)):
+                        break
+                    lo, hi = (j, nj) if step == 1 else (nj, j)
+                    gap = re.sub(r"\s+", " ", text[toks[lo].end : toks[hi].start]).strip()
+                    if gap not in ((", " + sep).strip(", ") if sep else ",", f", {sep}" if sep else ",", sep or ","):
+                        break
+                    cand = toks[nj]
+                    if nj in decided:
+                        j = nj
+                        continue
+                    cls = name_class(cand)
+                    if (not cand.cap or cand.upper or cand.low in STOP or len(cand.text) < 2 or is_calendar(cand.text)
+                            or is_place(cand.text) or is_famous(cand.text) or memory.is_kept(cand.text)
+                            or not (cls in ("pure", "propn", "unknown") or (cls == "wordish" and cand.info.word_margin < 1.0))):
+                        break
+                    decided[nj] = 0.7
+                    j = nj
+
     def _cue(self, toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> str:
         """'direct' (greeting, vocative, self-introduction), 'title' (Mr. X) or ''."""
         t = toks[k]
         if (t.low in STOP and t.low not in _NAME_STOPS) or is_calendar(t.text):
             return ""
+        prev0 = toks[k - 1].low if k >= 1 else ""
+        if prev0 in TITLES and t.cap and len(t.text) > 1 and re.fullmatch(r"\.? ?", gap_prev) and (cls != "word" or t.info.word_margin < 0):
+            return "title"
         nameish = cls in _NAMEISH or (cls == "wordish" and t.cap)
         if cls == "unknown" and t.cap and len(t.text) >= 3:
             nameish = True
@@ -341,6 +391,8 @@ class NameFinder:
             elif cls == "unknown":
                 if after == "?" and (t.sent_init or gap_prev.strip() == ","):
                     return "direct"
+                if t.sent_init and after == "," and k + 1 < len(toks) and toks[k + 1].low in _ADDRESSING:
+                    return "direct"  # "Warrane, can I ...", "Zizan, you ..."
             else:
                 if (t.sent_init or gap_prev.strip() == ",") and ends:
                     return "direct"
@@ -411,6 +463,8 @@ class NameFinder:
             if toks[j].low == "and" and j + 1 < len(toks) and toks[j + 1].cap:
                 j += 2  # "Mia and Daquan have"
             nxt = [toks[x].low for x in range(j, min(len(toks), j + 2))]
+        if _PERSONAL_INFO.search(sent):
+            return False
         verb = narrative_role(prev_words, nxt)
         qty = has_quantities(sent)
         if memory.addressed() >= 2 or memory.classroom:  # classroom
