@@ -108,12 +108,14 @@ class Worker:
         bootstrap_servers: str,
         pipeline: Pipeline | None = None,
         metrics: Any = None,
-        state_store: Any = None,
+        state_store: Any = "auto",
     ) -> None:
         self.settings = settings
         self.bootstrap_servers = bootstrap_servers
         self.pipeline = pipeline or Pipeline(settings)
         self.metrics = metrics
+        if state_store == "auto":
+            state_store = self._default_state_store() if settings.session.persist else None
         self.state_store = state_store
         self.stats = WorkerStats()
         t = settings.topics
@@ -129,6 +131,14 @@ class Worker:
         self._ready = asyncio.Event()
         self._commit_lock = asyncio.Lock()
         self._bg: set[asyncio.Task] = set()
+
+    def _default_state_store(self):
+        from middleware.state_codec import SessionCodec
+        from surrogate.crypto import StateCipher
+
+        from .state_store import KafkaStateStore
+
+        return KafkaStateStore(self.settings, self.bootstrap_servers, SessionCodec(self.pipeline, StateCipher.from_settings(self.settings)))
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:

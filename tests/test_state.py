@@ -1,0 +1,117 @@
+"""Session state in the compacted topic: continuity across workers, erasure, no plaintext at rest."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from consumers.worker import Worker
+from middleware.commands.forget import forget
+
+from .conftest import produce, read_topic, turn_bytes
+
+
+async def _start(worker: Worker):
+    await worker.start()
+    task = asyncio.create_task(worker.run())
+    await worker.wait_ready(30)
+    return task
+
+
+async def _stop(worker: Worker, task):
+    worker.request_stop()
+    await asyncio.wait_for(task, 60)
+    await worker.stop()
+
+
+def _texts(records):
+    return {(json.loads(m.value)["session_id"], json.loads(m.value)["turn_id"]): json.loads(m.value)["text"] for m in records}
+
+
+def _replacements(record) -> list[str]:
+    o = json.loads(record.value)
+    return [o["text"][e["start"]:e["end"]] for e in sorted(o["entities"], key=lambda e: e["start"])]
+
+
+async def test_state_survives_worker_restart_and_is_sealed(make_settings):
+    s = make_settings()
+    w1 = Worker(s, s.kafka.bootstrap_servers)
+    t1 = await _start(w1)
+    await produce(s, [("sess-a", turn_bytes("sess-a", 0, "Hi, I'm Marisol Quintero, email marisol.q@example.com"))])
+    first = await read_topic(s, s.topics.output, 1)
+    await _stop(w1, t1)
+
+    w2 = Worker(s, s.kafka.bootstrap_servers)  # a new process would be the same: nothing in memory
+    t2 = await _start(w2)
+    try:
+        await produce(s, [("sess-a", turn_bytes("sess-a", 1, "my other mail is mq.alt@example.net, or marisol.q@example.com"))])
+        outs = await read_topic(s, s.topics.output, 2)
+    finally:
+        await _stop(w2, t2)
+    second = [m for m in outs if json.loads(m.value)["turn_id"] == 1][0]
+    email_before = _replacements(first[0])[-1]
+    new_email, same_email = _replacements(second)[-2:]
+    assert same_email == email_before, "the second worker continued the first worker's mapping"
+    assert new_email != email_before
+    assert w2.state_store.loaded >= 1
+    text = json.loads(second.value)["text"]
+    assert "marisol" not in text.lower() and "example.net" not in text
+
+    state = await read_topic(s, s.topics.state, 1)
+    assert state, "the session state was written to the state topic"
+    for rec in state:
+        assert rec.key == b"sess-a"
+        blob = rec.value.lower()
+        for raw in (b"marisol", b"quintero", b"example.com", b"mq.alt"):
+            assert raw not in blob, "state at rest must be encrypted"
+
+
+async def test_forget_erases_state_from_topic_and_running_worker(make_settings):
+    s = make_settings()
+    w = Worker(s, s.kafka.bootstrap_servers)
+    t = await _start(w)
+    try:
+        await produce(s, [("sess-f", turn_bytes("sess-f", 0, "my name is Evangelina Ruiz"))])
+        await read_topic(s, s.topics.output, 1)
+        assert w.pipeline.sessions.peek("sess-f") is not None
+
+        class Args:
+            session_ids = ["sess-f"]
+            config = None
+            bootstrap_servers = s.kafka.bootstrap_servers
+            group_id = s.kafka.group_id
+            partitions = s.kafka.partitions
+            engine = mode = None
+
+        import os
+
+        env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            assert await forget(Args()) == 0
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        for _ in range(100):  # bounded: the tail picks the tombstone up
+            if w.pipeline.sessions.peek("sess-f") is None:
+                break
+            await asyncio.sleep(0.05)
+        assert w.pipeline.sessions.peek("sess-f") is None, "the running worker dropped the session"
+        assert w.state_store.erased >= 1
+    finally:
+        await _stop(w, t)
+    recs = await read_topic(s, s.topics.state, 2, idle=0.3)
+    last = [r for r in recs if r.key == b"sess-f"][-1]
+    assert last.value is None, "the latest record for the session is a tombstone"
+
+    # a new worker loading the partition does not resurrect the erased state
+    w2 = Worker(s, s.kafka.bootstrap_servers)
+    t2 = await _start(w2)
+    try:
+        assert "sess-f" not in w2.state_store._blobs
+    finally:
+        await _stop(w2, t2)
