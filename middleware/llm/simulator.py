@@ -303,11 +303,8 @@ class FakeOpenAI:
         """Non-overlapping (start, end, label) the simulated model finds in ``text``."""
         found: list[tuple[int, int, str]] = []
         if self.gold:
-            for value, label in self.gold.items():
-                if not value.strip():
-                    continue
-                pat = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
-                found += [(m.start(), m.end(), label) for m in pat.finditer(text)]
+            rx = self._gold_regex()
+            found += [(m.start(), m.end(), self.gold[m.group()]) for m in rx.finditer(text)]
         else:
             for rx, label in ((_EMAIL, "EMAIL"), (_URL, "URL"), (_PHONE, "PHONE")):
                 found += [(m.start(), m.end(), label) for m in rx.finditer(text)]
@@ -323,6 +320,14 @@ class FakeOpenAI:
             if not out or f[0] >= out[-1][1]:
                 out.append(f)
         return [f for f in out if f[2] in self.markers]
+
+    def _gold_regex(self) -> re.Pattern:
+        key = (id(self.gold), len(self.gold))
+        if getattr(self, "_gold_key", None) != key:
+            values = sorted((v for v in self.gold if v.strip()), key=len, reverse=True)
+            self._gold_rx = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(v) for v in values) + r")(?!\w)")
+            self._gold_key = key
+        return self._gold_rx
 
     def simulate(self, body: dict, turn: str) -> str:
         user = _last_user(body)
@@ -361,3 +366,34 @@ def _last_user(body: dict) -> str:
 def _turn_text(body: dict) -> str:
     m = _TURN.search(_last_user(body))
     return m.group(1) if m else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m middleware.llm.simulator [--latency S] [--gold FILE.json]``: serve until stdin closes.
+
+    Prints ``PORT <n>`` once listening. ``--gold`` is a JSON object {entity text: label}.
+    """
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m middleware.llm.simulator")
+    ap.add_argument("--latency", type=float, default=0.4, help="seconds per answer")
+    ap.add_argument("--gold", default=None, help="JSON file {entity text: label}")
+    args = ap.parse_args(argv)
+    gold = None
+    if args.gold:
+        with open(args.gold, encoding="utf-8") as fh:
+            gold = json.load(fh)
+    srv = FakeOpenAI(latency_s=args.latency, gold=gold).start()
+    print(f"PORT {srv.port}", flush=True)
+    try:
+        sys.stdin.read()  # until the parent closes our stdin
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
