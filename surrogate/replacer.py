@@ -60,6 +60,7 @@ TITLES_OTHER = frozenset(
     "sir dame coach teacher auntie aunt uncle grandma grandpa nana brother sister father mother rev "
     "captain capt lady lord ms. mrs. mr.".split()
 )
+_TITLES_ALL = TITLES_LAST | TITLES_OTHER
 PARTICLES = frozenset("van von der den de da del della di du la le bin binti ibn al el dos das do ter ten y".split())
 _TITLE_BEFORE = re.compile(
     r"(?i)\b(?:" + "|".join(sorted(TITLES_LAST, key=len, reverse=True)) + r")\.?\s+$"
@@ -179,7 +180,7 @@ class SurrogateReplacer:
             base, suf = _strip_possessive(m.group())
             f = fold(base).rstrip(".")
             nxt_is_name = i < len(toks) - 1
-            if f in TITLES_LAST | TITLES_OTHER and nxt_is_name and (i == 0 or items[-1]["type"] == "title"):
+            if f in _TITLES_ALL and nxt_is_name and (i == 0 or items[-1]["type"] == "title"):
                 kind = "title"
             elif len(base) == 1:
                 kind = "initial"
@@ -235,9 +236,11 @@ class SurrogateReplacer:
         # Person context: gender/region of the first name, region of the last name.
         first_g = groups[roles.index("first")] if "first" in roles else None
         last_g = groups[roles.index("last")] if "last" in roles else None
-        first_info = self.tables.classify(items[first_g[0]]["base"]) if first_g else None
-        last_info = self.tables.classify(items[last_g[-1]]["base"]) if last_g else None
-        person_region = (first_info.region if first_info else None) or (last_info.region if last_info else None)
+        person_region = None
+        if any(state.name_surrogate(it["base"]) is None for it in items if it["type"] == "name"):
+            first_info = self.tables.classify(items[first_g[0]]["base"]) if first_g else None
+            last_info = self.tables.classify(items[last_g[-1]]["base"]) if last_g else None
+            person_region = (first_info.region if first_info else None) or (last_info.region if last_info else None)
 
         first_key = items[first_g[0]]["fold"] if first_g else None
         last_key = items[last_g[-1]]["fold"] if last_g else None

@@ -8,17 +8,15 @@ from functools import lru_cache
 
 def case_pattern(s: str) -> str:
     """"lower", "upper", "title" or "mixed" for the letters of ``s``."""
-    letters = [c for c in s if c.isalpha()]
-    if not letters:
-        return "mixed"
-    if all(c.islower() for c in letters):
+    if s.islower():
         return "lower"
-    if len(letters) > 1 and all(c.isupper() for c in letters):
-        return "upper"
-    if letters[0].isupper() and all(c.islower() for c in letters[1:]):
-        return "title"
-    if len(letters) == 1:
-        return "title"
+    if s.isupper():
+        return "upper" if sum(c.isalpha() for c in s) > 1 else "title"
+    for i, c in enumerate(s):
+        if c.isalpha():
+            if c.isupper() and (s[i + 1 :].islower() or not any(x.isalpha() for x in s[i + 1 :])):
+                return "title"
+            return "mixed"
     return "mixed"
 
 
