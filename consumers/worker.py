@@ -19,6 +19,7 @@ Guarantees
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import contextlib
 import json
@@ -81,6 +82,7 @@ class WorkerStats:
     consumed: int = 0
     processed: int = 0
     replies: int = 0
+    replayed: int = 0
     dead_letters: int = 0
     produce_errors: int = 0
     commits: int = 0
@@ -309,13 +311,22 @@ class Worker:
                 now_out = [(t.replies_out, await self.pipeline.reidentify(turn), None)]
                 later = None
             else:
+                replay = self._journal_hit(turn.session_id, tp, rec.offset)
+                if replay is not None:  # processed before a crash/rebalance: re-emit the same bytes
+                    self.stats.replayed += 1
+                    if not await self._produce_all(turn.session_id, replay):
+                        return False
+                    step.done() or step.set_result(None)
+                    return True
                 result = await self.pipeline.process(turn)
-                now_out = [(t.output, result.deid, None)]
+                now_out = [(t.output, result.deid, _timing_headers(result.deid))]
                 if result.refined is None:
-                    now_out.append((t.logs, result.logs, None))
+                    now_out.append((t.logs, result.logs, _timing_headers(result.logs)))
                     later = None
                 else:
                     later = result  # logs wait for the refinement (policy async-refine)
+                if later is None:  # (async-refine turns are reprocessed on replay: logs come later)
+                    self._journal_add(turn.session_id, tp, rec.offset, now_out)
                 now_out.extend(self._state_payloads(turn.session_id))
         except Exception as exc:  # a bug or a pathological input: never crash, never lose
             log.error(
@@ -336,10 +347,43 @@ class Worker:
         step.done() or step.set_result(None)
         if later is not None:
             logs = await later.final_logs()
-            if not await self._produce_all(turn.session_id, [(t.logs, logs, None)]):
+            if not await self._produce_all(turn.session_id, [(t.logs, logs, _timing_headers(logs))]):
                 return False
         self._record(turn, is_reply, result, produce_s)
         return True
+
+    # ------------------------------------------------------------------ replay journal
+    # Outputs of a session's not-yet-committed turns travel inside its sealed state. A turn
+    # replayed after a crash or a rebalance is answered from the journal with the very same
+    # bytes, instead of being reprocessed with a session memory that has moved on since.
+    def _journal_hit(self, session_id: str, tp: TopicPartition, offset: int) -> list | None:
+        if self.state_store is None:
+            return None
+        state = self.pipeline.sessions.get(session_id)
+        journal = state.extra.get("journal")
+        if not journal:
+            return None
+        entry = journal.get(f"{tp.topic}:{tp.partition}:{offset}")
+        if entry is None:
+            return None
+        return [(topic, base64.b64decode(value), None) for topic, value in entry]
+
+    def _journal_add(self, session_id: str, tp: TopicPartition, offset: int, outputs: list) -> None:
+        if self.state_store is None:
+            return
+        state = self.pipeline.sessions.peek(session_id)
+        if state is None:
+            return
+        journal = state.extra.setdefault("journal", {})
+        po = self._offsets.get(tp)
+        floor = po.committed if po is not None and po.committed is not None else None
+        if floor is not None:  # committed turns are never replayed: prune them
+            for key in [k for k in journal if k.startswith(f"{tp.topic}:{tp.partition}:") and int(k.rsplit(":", 1)[1]) < floor]:
+                del journal[key]
+        journal[f"{tp.topic}:{tp.partition}:{offset}"] = [
+            (topic, base64.b64encode(out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out).decode())
+            for topic, out, _h in outputs
+        ]
 
     def _state_payloads(self, session_id: str) -> list:
         if self.state_store is None:
@@ -528,6 +572,13 @@ class Worker:
         if self.metrics is not None:
             self.metrics.set_ready(True)
 
+
+
+def _timing_headers(out: OutputTurn) -> list[tuple[str, bytes]]:
+    return [
+        ("plainsight-timings-ms", json.dumps({k: round(v, 3) for k, v in out.timings_ms.items()}).encode()),
+        ("plainsight-processed-at", repr(out.processed_at).encode()),
+    ]
 
 
 def _fmt_tps(tps: list[TopicPartition]) -> str:

@@ -76,9 +76,11 @@ class OutputTurn(BaseModel):
     degraded: bool = False
     mode: Literal["surrogate", "tag", "redact", "reidentified"] = "tag"
     sent_at: float
-    processed_at: float = Field(default_factory=time.time)
-    timings_ms: dict[str, float] = Field(default_factory=dict)
     metadata: dict[str, Any] | None = None
+    #: Not part of the JSON payload (so that a replayed turn is byte-identical): the worker
+    #: sends them as the Kafka headers ``plainsight-timings-ms`` and ``plainsight-processed-at``.
+    processed_at: float = Field(default_factory=time.time, exclude=True)
+    timings_ms: dict[str, float] = Field(default_factory=dict, exclude=True)
 
 
 DlqReason = Literal[

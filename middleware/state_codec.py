@@ -83,6 +83,8 @@ class SessionCodec:
             "turns": state.turns,
             "replace": replace,
             "memory": _plain(state.detect_memory),
+            # outputs of not-yet-committed turns (de-identified text only), for identical replays
+            "journal": state.extra.get("journal") or {},
         }
         return json.dumps(doc, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
@@ -101,6 +103,8 @@ class SessionCodec:
         if mem is not None and fresh.detect_memory is not None:
             fresh.detect_memory = _restore(type(fresh.detect_memory), mem)
         fresh.turns = int(doc.get("turns", 0))
+        if doc.get("journal"):
+            fresh.extra["journal"] = doc["journal"]
         return fresh
 
     def encode(self, state: SessionState) -> bytes:
