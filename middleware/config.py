@@ -91,8 +91,8 @@ class DetectionSettings(BaseModel):
 
 
 class OutputSettings(BaseModel):
-    deid_mode: OutputMode = "tag"
-    logs_mode: OutputMode = "tag"
+    deid_mode: OutputMode = "surrogate"
+    logs_mode: OutputMode = "surrogate"
     #: Input metadata keys copied to the outputs (metadata may hold PII; nothing is copied by default).
     metadata_keys: list[str] = []
 

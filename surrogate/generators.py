@@ -341,7 +341,26 @@ def split_domain(domain: str) -> tuple[list[str], list[str], str]:
 def edu_domain(domain: str, rng: KeyedRandom) -> str:
     subs, _, _ = split_domain(domain)
     names = _SCHOOLS if _EDU_SCHOOL_HINT.search(domain) else _UNIVERSITIES
-    return ".".join([*subs, rng.choice(names), "example", "edu"])
+    return ".".join([*subs, rng.choice(names), reserved_base(domain, "edu")])
+
+
+_RESERVED_BASES = ("example.com", "example.org", "example.net", "example.edu")
+
+
+def shares_reserved_base(original: str, new: str) -> bool:
+    """Both end with the same reserved base (example.net → x.example.net would keep the original)."""
+    o = original.casefold()
+    return any((o == b or o.endswith("." + b)) and new.endswith(b) for b in _RESERVED_BASES)
+
+
+def reserved_base(original: str, tld: str) -> str:
+    """``example.<tld>``, or another reserved base when the original already is that one."""
+    o = original.casefold()
+    first = f"example.{tld}"
+    for base in (first, *_RESERVED_BASES):
+        if not (o == base or o.endswith("." + base)):
+            return base
+    return first  # pragma: no cover - a domain can't end with all of them
 
 
 def generic_tld(suffix: str) -> str:

@@ -425,7 +425,12 @@ class SurrogateReplacer:
         seg = self._segment(f, state)
         if seg is not None:
             return apply_case(part, self._render_segments(seg, part, state, pending))
-        return apply_case(part, _word_like(len(part), rng))
+        word = _word_like(len(part), rng)
+        for _ in range(8):  # never hand the original word back ("penguin" → "penguin")
+            if word != f and word not in f and f not in word:
+                break
+            word = _word_like(len(part), rng)
+        return apply_case(part, word)
 
     def _segment(self, f: str, state: SessionMapping) -> list[tuple[str, str]] | None:
         """Split a lower-case run into name pieces: ("name", key) / ("init", letter). None if not names."""
@@ -524,15 +529,24 @@ class SurrogateReplacer:
         if e is not None:
             return e.surrogate
         new = domain
+        subs, body, suffix = G.split_domain(domain)
+        # Labels of the original that must not reappear ("acme" in acme.co.uk), and the reserved
+        # base it may already use (a test address at example.net must not keep "example.net").
+        own = {lbl.casefold() for lbl in body if len(lbl) >= 3 and lbl.casefold() != "example"}
         for counter in range(_MAX_TRIES):
             rng = self._rng(state, "_DOMAIN", d, counter)
             if G.is_edu_domain(d):
                 new = G.edu_domain(domain, rng)
             else:
-                subs, body, suffix = G.split_domain(domain)
                 new_body = [self._handle(lbl, state, rng, pending) for lbl in body]
-                new = ".".join([*subs, *new_body, "example", G.generic_tld(suffix)])
-            if not state.surrogate_value_used("_DOMAIN", new.casefold()) and new.casefold() != d:
+                new = ".".join([*subs, *new_body, G.reserved_base(d, G.generic_tld(suffix))])
+            nd = new.casefold()
+            if (
+                nd != d
+                and not state.surrogate_value_used("_DOMAIN", nd)
+                and not any(lbl in nd for lbl in own)
+                and not G.shares_reserved_base(d, nd)
+            ):
                 break
         state.add_value("_DOMAIN", d, ValueEntry(domain, new, ""), new.casefold())
         return new
