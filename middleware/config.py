@@ -162,6 +162,10 @@ class LLMSettings(BaseModel):
     max_concurrency: int = Field(256, ge=1)
     #: Which turns go to the model: "uncertain" = only where the fast pass left doubt.
     gate: Literal["uncertain", "all", "never"] = "uncertain"
+    #: Let the detector's confident keep decisions (story characters, public figures in the
+    #: session memory) keep a turn from the model. Cheaper, but those decisions are where the
+    #: fast pass errs (a student named in a word problem): off = privacy first.
+    gate_trust_keep: bool = False
     #: Spans/candidates scoring below this are "uncertain".
     uncertain_below: float = Field(0.75, ge=0, le=1)
     verifier: Literal["off", "uncertain", "all"] = "uncertain"

@@ -119,3 +119,49 @@ def test_verdicts():
     assert parse_verdicts("[1] = F", 2) == {1: False}
     assert parse_verdicts("F", 1) == {1: False}
     assert parse_verdicts("7: T", 2) == {}
+
+
+# ---------------------------------------------------------------- prompts and settings
+
+
+def test_prompts_override_and_label_subset(tmp_path):
+    from middleware.llm.prompts import Prompts
+
+    (tmp_path / "prompts.yaml").write_text("marking:\n  system: 'Mark {markers} only.'\n", encoding="utf-8")
+    p = Prompts.load(str(tmp_path), labels=["NAME", "EMAIL"])
+    msgs = p.marking("hi Ana", "Ana Lopez", [("tutor", "hello [NAME_1]")])
+    assert msgs[0]["content"].startswith("Mark - @@@") and "[[[" not in msgs[0]["content"]
+    # few-shot answers keep only the markers of configured labels
+    assert all("[[[" not in m["content"] and "&&&" not in m["content"] for m in msgs if m["role"] == "assistant")
+    assert "speaker: participant" in msgs[-1]["content"]  # an unknown role may be a name: never sent
+    assert "tutor: hello [NAME_1]" in msgs[-1]["content"]
+    assert p.json_schema()["json_schema"]["schema"]["properties"]["entities"]["items"]["properties"]["label"]["enum"] == ["NAME", "EMAIL"]
+
+
+def test_settings_enablement_and_key(monkeypatch):
+    from middleware.config import ConfigError, LLMSettings, Settings
+    from middleware.llm import LLMStage
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert not Settings().llm.is_enabled
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert not Settings().llm.is_enabled  # a key alone never turns the stage on
+    monkeypatch.setenv("PLAINSIGHT_LLM__BASE_URL", "http://127.0.0.1:9/v1")
+    assert Settings().llm.is_enabled
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("PLAINSIGHT_LLM__BASE_URL")
+    with pytest.raises(ConfigError):
+        LLMStage.from_settings(LLMSettings(model="gpt-4o-mini"))  # OpenAI API without a key
+    assert "sk-" not in repr(LLMSettings(api_key="sk-secret"))
+
+
+def test_http_libraries_never_log_prompts_at_debug():
+    import logging
+
+    from middleware.config import LLMSettings
+    from middleware.llm import LLMStage
+
+    logging.getLogger("openai").setLevel(logging.DEBUG)
+    LLMStage(LLMSettings(base_url="http://127.0.0.1:9/v1"))
+    assert logging.getLogger("openai").level == logging.WARNING
+    assert logging.getLogger("httpx2").level >= logging.WARNING

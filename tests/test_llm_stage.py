@@ -318,26 +318,40 @@ async def test_verifier_failure_keeps_candidates_masked(fake_llm):
     assert ("Maya", "NAME") in texts(text, out.spans)
 
 
-async def test_gating_counts(fake_llm):
+GATE_CASES = [
+    # (text, fast spans, candidates, expected reason or None)
+    ("What is the area of the pink rectangle?", [], [], None),
+    ("ok thanks, I’m done. Uh-huh. One-half of B is 3", [], [], None),
+    ("I asked Mr Okafor", [], [], "capitalised"),
+    ("Radenn has done this.", [], [], "unknown_initial"),  # sentence-initial, no English word
+    ("Sixty divided by ten", [], [], None),
+    ("the true gender of selma is unknown", [], [], "lowercase_name"),
+    ("don’t worry, lets go", [], [], None),
+    ("call me kiddo", [], [], "cue"),
+    ("mail me at a@b.co", [], [], "contact"),
+    ("it is on hammarvägen 15", [], [], "address"),
+    ("3 apples and 15 pears", [], [], None),
+    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95)], [], None),  # certain and covered
+    ("hi there", [], [Span(3, 8, "NAME", "names", 0.6)], "uncertain"),
+]
+
+
+async def test_gating_rules_and_counts(fake_llm):
     stage = make_stage(fake_llm.base_url, verifier="off", gate="uncertain")
-    turns = [
-        ("What is the area of the pink rectangle?", [], []),  # nothing to decide → gated
-        ("ok thanks", [], []),  # gated
-        ("I asked Mr Okafor", [], []),  # capitalised, uncovered → sent
-        ("my name is leo", [], []),  # cue → sent
-        ("mail me at a@b.co", [], []),  # contact → sent
-        ("hi Jake", [Span(3, 7, "NAME", "names", 0.95)], []),  # certain, covered → gated
-        ("hi there", [], [Span(3, 8, "NAME", "names", 0.6)]),  # uncertain candidate → sent
-    ]
+    for text, fast, cands, want in GATE_CASES:
+        assert stage.gate(text, fast, cands) == want, text
     try:
-        for text, fast, cands in turns:
+        for text, fast, cands, _ in GATE_CASES:
             await stage.refine(text, CTX, fast, cands, [])
     finally:
         await stage.aclose()
     st = stage.stats
-    assert st.turns == 7 and st.gated_total == 3 and st.sent_total == 4
-    assert dict(st.sent) == {"capitalised": 1, "cue": 1, "contact": 1, "uncertain": 1}
-    assert len(fake_llm.requests) == 4
+    n_sent = sum(1 for c in GATE_CASES if c[3])
+    assert st.turns == len(GATE_CASES) and st.sent_total == n_sent and st.gated_total == len(GATE_CASES) - n_sent
+    assert st.sent["capitalised"] == 1 and st.sent["uncertain"] == 1
+    assert len(fake_llm.requests) == n_sent  # gated turns never reach the model
+    # confident keep decisions of the detector only count when trusted
+    assert stage.gate("I asked Mr Okafor", [], [], keep=lambda t: t == "Okafor") is None
     never = make_stage(fake_llm.base_url, gate="never")
     out = await never.refine("I asked Mr Okafor", CTX, [], [], [])
     assert not out.sent and never.stats.gated["never"] == 1

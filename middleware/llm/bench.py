@@ -197,8 +197,11 @@ async def throughput(
     return res
 
 
-def gate_share(dialogues: list[dict], detector, settings=None) -> dict[str, Any]:
-    """Share of turns the gate sends to the model (no model calls), per source and overall."""
+def gate_share(dialogues: list[dict], detector, settings=None, trust_keep: bool = False) -> dict[str, Any]:
+    """Share of turns the gate (``uncertain``) sends to the model, per source and overall, with
+    the reasons, and ``missed``: turns holding gold core PII that the fast pass did not fully
+    cover *and* the gate kept from the model (the model could have helped there but was not asked).
+    """
     from ..config import LLMSettings, Settings
     from ..detection.base import TurnContext, resolve_overlaps
     from .stage import LLMStage
@@ -207,22 +210,39 @@ def gate_share(dialogues: list[dict], detector, settings=None) -> dict[str, Any]
     llm = LLMSettings(base_url="http://127.0.0.1:9/v1", gate="uncertain")
     stage = LLMStage(llm, s.detection.labels)
     labels = frozenset(s.detection.labels)
-    per: dict[str, list[int]] = {}
+    per: dict[str, dict[str, int]] = {}
+    reasons: dict[str, int] = {}
     for d in dialogues:
         mem = detector.new_memory()
         src = d.get("source", "?")
+        gold_by_turn: dict[int, list[tuple[int, int]]] = {}
+        for g in d.get("spans", []):
+            if g["label"] in CORE:
+                gold_by_turn.setdefault(g["turn"], []).append((g["start"], g["end"]))
         for i, t in enumerate(d["turns"]):
             ctx = TurnContext(role=t["speaker"], session_id=d["id"], turn_index=i, metadata=dict(d.get("meta") or {}))
             spans = resolve_overlaps([x for x in detector.detect(t["text"], ctx, mem) if x.label in labels])
             cands_fn = getattr(detector, "candidates", None)
             cands = list(cands_fn(t["text"], ctx, mem)) if callable(cands_fn) else []
-            sent = stage.gate(t["text"], spans, cands) is not None
-            c = per.setdefault(src, [0, 0])
-            c[0] += 1
-            c[1] += sent
-    total = [sum(v[0] for v in per.values()), sum(v[1] for v in per.values())]
-    out = {k: {"turns": v[0], "sent": v[1], "share": round(v[1] / v[0], 3) if v[0] else 0.0} for k, v in sorted(per.items())}
-    out["all"] = {"turns": total[0], "sent": total[1], "share": round(total[1] / total[0], 3) if total[0] else 0.0}
+            reason = stage.gate(t["text"], spans, cands, getattr(mem, "is_kept", None) if trust_keep else None)
+            c = per.setdefault(src, {"turns": 0, "sent": 0, "with_pii": 0, "missed": 0})
+            c["turns"] += 1
+            c["sent"] += reason is not None
+            if reason:
+                reasons[reason] = reasons.get(reason, 0) + 1
+            gold = gold_by_turn.get(i, [])
+            if gold:
+                c["with_pii"] += 1
+                covered = all(any(x.start <= gs and ge <= x.end for x in spans) for gs, ge in gold)
+                if not covered and reason is None:
+                    c["missed"] += 1
+    out: dict[str, Any] = {}
+    tot = {"turns": 0, "sent": 0, "with_pii": 0, "missed": 0}
+    for k, v in sorted(per.items()):
+        out[k] = dict(v, share=round(v["sent"] / v["turns"], 3) if v["turns"] else 0.0)
+        for f in tot:
+            tot[f] += v[f]
+    out["all"] = dict(tot, share=round(tot["sent"] / tot["turns"], 3) if tot["turns"] else 0.0, reasons=reasons)
     return out
 
 
@@ -292,7 +312,9 @@ def main(argv: list[str] | None = None) -> int:
         if "tokens" not in args.skip:
             report["tokens"] = asyncio.run(tokens_per_turn(url, dialogues, det, args.token_turns))
     if "gate" not in args.skip:
-        report["gate"] = gate_share(load_dialogues(args.data, args.gate_per_file), det)
+        gate_dialogues = load_dialogues(args.data, args.gate_per_file)
+        report["gate"] = gate_share(gate_dialogues, det)
+        report["gate_trust_keep"] = gate_share(gate_dialogues, det, trust_keep=True)["all"]
     print(json.dumps(report, indent=2))
     return 0
 

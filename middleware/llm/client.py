@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -48,6 +49,19 @@ class Completion:
     finish_reason: str | None
     latency_s: float
     attempts: int
+
+
+#: Libraries that log request bodies (the raw turn!) at DEBUG level.
+_CHATTY_LOGGERS = ("openai", "httpx", "httpx2", "httpcore", "httpcore2")
+
+
+def quiet_http_loggers() -> None:
+    """Keep the HTTP/OpenAI libraries at WARNING or above: at DEBUG they log request options,
+    i.e. the prompt with the raw turn. Applied even when the application logs at DEBUG."""
+    for name in _CHATTY_LOGGERS:
+        lg = logging.getLogger(name)
+        if lg.level < logging.WARNING:
+            lg.setLevel(logging.WARNING)
 
 
 def estimate_tokens(messages: list[dict[str, str]]) -> int:
@@ -96,6 +110,8 @@ class ThrottledClient:
         # import the client library now, not inside the first turn's latency budget
         import openai  # noqa: F401
         import openai.types.chat  # noqa: F401
+
+        quiet_http_loggers()
 
     # The httpx pools and the semaphore belong to one event loop; rebuild them if a caller
     # moves to another loop (e.g. repeated asyncio.run() in a CLI).

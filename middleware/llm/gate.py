@@ -8,7 +8,12 @@
   (a name the fast pass may have missed), or a name-lexicon hit not covered by a span;
 - ``cue``: a self-introduction or relation cue ("my name is", "call me", "my teacher ...")
   not followed by a covered span — chat is often lower-case;
-- ``contact``: an uncovered '@', a web address or a long digit run (emails, URLs, IDs, phones).
+- ``contact``: an uncovered '@', a web address or a long digit run (emails, URLs, IDs, phones);
+- with the shipped name/word lexicon (``lexicon(token) -> info`` with ``is_name``, ``is_word``,
+  ``word_margin``): ``unknown_initial`` — a sentence-initial capitalised word that is no
+  English word or mostly a proper noun ("Radenn has done this"); ``lowercase_name`` — a
+  lower-case token that is a known name and not (mostly) an ordinary word ("selma is from…");
+  ``address`` — a number next to a word that is no English word ("Hammarvägen 15").
 
 Everything else (e.g. "What is the area of the pink rectangle?") is kept from the model.
 """
@@ -38,12 +43,20 @@ COMMON_CAPITALISED = frozenset(
     Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August
     September October November December English Math Maths Science Spanish French History Algebra Geometry
     Calculus Chapter Question Answer Step Part Unit Lesson Problem Example Figure Table Page Mr Mrs Ms Dr Miss
-    Student Teacher Tutor Google Zoom Internet TV""".split()
+    Student Teacher Tutor Google Zoom Internet TV You You're We They He She It There Here Its Your Our Their My
+    Uh Um Umm Uhm Uh-huh Uh-oh Mm Mmm Mm-hmm Mm-hm Mhm Hm Ah Aha Ahh Oh Ooh Oops Shh Whoa Wow Yay Yup Eh Huh Ugh
+    Cause Alright Inaudible Crosstalk Laughter Laughs Foreign Unintelligible Pause Silence Number Set""".split()
 )
+_APOS = re.compile(r"['’]")
+#: lower-case tokens the name tables know but chat uses as words
+LOWER_COMMON = frozenset("lets yep yup nope yeah hey hi ok okay mark bill will pat sue art".split())
 
 
 def _covered(start: int, end: int, spans: Sequence[Span]) -> bool:
     return any(s.start < end and start < s.end for s in spans)
+
+
+_NUM_WORD = re.compile(r"\b\d{1,6}\s+([^\W\d_]{4,})|([^\W\d_]{4,})\s+\d{1,6}\b")
 
 
 def gate_reason(
@@ -52,9 +65,14 @@ def gate_reason(
     candidates: Sequence[Span],
     mode: str = "uncertain",
     threshold: float = 0.75,
-    is_name: Callable[[str], bool] | None = None,
+    lexicon: Callable[[str], object] | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> str | None:
-    """The reason the turn goes to the model, or None when it does not."""
+    """The reason the turn goes to the model, or None when it does not.
+
+    ``keep(token)``: the detector's confident keep decisions (e.g. the session memory's story
+    characters and public figures); such tokens are settled and don't call for the model.
+    """
     if mode == "never":
         return None
     if mode == "all":
@@ -62,23 +80,52 @@ def gate_reason(
     if any(s.score < threshold for s in fast_spans) or any(c.score < threshold for c in candidates) or candidates:
         return "uncertain"
     covered = list(fast_spans)
+    initial_unknown = False
+    lower_name = False
     for m in _WORD.finditer(text):
         w = m.group()
         if _covered(m.start(), m.end(), covered):
             continue
-        if w[0].isupper() and w not in COMMON_CAPITALISED and w.rstrip("'’s") not in COMMON_CAPITALISED:
+        core = _APOS.split(w, 1)[0]  # I’m → I, Jones' → Jones, Carmen's → Carmen
+        if len(core) < 2 or (core.isupper() and len(core) <= 3):  # variables, points, units: B, X, GB, PM
+            continue
+        if lexicon is not None and "-" in core and all(_is_word(lexicon, part) for part in core.split("-") if part):
+            continue  # One-half, Twenty-five
+        if keep is not None and keep(core):
+            continue
+        if w[0].isupper() and core not in COMMON_CAPITALISED:
             before = text[: m.start()]
             if before.strip() and not _SENT_END.search(before):
                 return "capitalised"
-        if is_name is not None and len(w) > 1 and is_name(w):
-            return "capitalised"
+            if lexicon is not None and not w.isupper():
+                info = lexicon(core)
+                if not info.is_word or info.word_margin < 0:
+                    initial_unknown = True
+        elif lexicon is not None and w.islower() and len(core) >= 3 and core not in LOWER_COMMON and (core == w or w[len(core) + 1 :] == "s"):
+            info = lexicon(core)
+            if info.is_name and (not info.is_word or info.word_margin < -1.0):
+                lower_name = True
+    if initial_unknown:
+        return "unknown_initial"
+    if lower_name:
+        return "lowercase_name"
     for m in _CUE.finditer(text):
-        if not _covered(m.start(1), m.end(1), covered):
+        if not _covered(m.start(1), m.end(1), covered) and not (keep is not None and keep(_APOS.split(m.group(1), 1)[0])):
             return "cue"
     for m in _CONTACT.finditer(text):
         if not _covered(m.start(), m.end(), covered):
             return "contact"
+    if lexicon is not None:
+        for m in _NUM_WORD.finditer(text):
+            g = 1 if m.group(1) else 2
+            if not _covered(m.start(g), m.end(g), covered) and not lexicon(m.group(g)).is_word:
+                return "address"
     return None
+
+
+def _is_word(lexicon: Callable[[str], object], token: str) -> bool:
+    info = lexicon(token)
+    return bool(info.is_word) and info.word_margin >= 0
 
 
 def uncertain_spans(spans: Iterable[Span], threshold: float) -> list[Span]:

@@ -14,6 +14,10 @@ Sliding context: the session keeps its last ``llm.context_turns`` *logs* outputs
 de-identified; in async-refine the entry is upgraded to the refined text when it is ready) in
 ``SessionState.extra["llm_context"]``. Nothing raw is kept.
 
+Gate: with ``llm.gate_trust_keep``, tokens the session memory settled as "keep"
+(``memory.is_kept(token)``: word-problem characters, public figures) don't send a turn to
+the model by themselves (off by default: those are the fast pass's riskiest decisions).
+
 Candidates: if the detector has ``candidates(text, ctx, memory) -> list[Span]`` (doubtful
 spans it would not mask), they go to the stage. Session memory: spans only the model found
 teach the detector's memory through ``detector.learn(memory, text, spans)`` if it exists,
@@ -102,6 +106,15 @@ def _upgrade_context(state: "SessionState", turn_index: int, text: str) -> None:
             entry[2] = text
 
 
+def _keep(state: "SessionState", settings) -> Any:
+    """The session memory's confident keep decisions (story characters, public figures), if any
+    and if ``llm.gate_trust_keep``."""
+    if not settings.llm.gate_trust_keep:
+        return None
+    fn = getattr(state.detect_memory, "is_kept", None)
+    return fn if callable(fn) else None
+
+
 def _context(state: "SessionState") -> list[tuple[str, str]]:
     return [(r, t) for _, r, t in state.extra.get(CONTEXT_KEY, ())]
 
@@ -123,7 +136,7 @@ async def process_with_llm(p: "Pipeline", turn: InputTurn) -> "TurnResult":
     deid_mode, logs_mode = s.output.deid_mode, s.output.logs_mode
 
     if s.llm.policy == "wait":
-        outcome = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=s.llm.latency_budget_ms / 1000.0)
+        outcome = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=s.llm.latency_budget_ms / 1000.0, keep=_keep(state, p.settings))
         t2 = time.perf_counter()
         _llm_timings(timings, outcome)
         deid = _output(p, turn, state, outcome.spans, deid_mode, outcome.degraded)
@@ -185,7 +198,9 @@ async def _refine_later(
 ) -> OutputTurn:
     stage = p.llm
     try:
-        outcome: Any = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=p.settings.llm.async_budget_ms / 1000.0)
+        outcome: Any = await stage.refine(
+            turn.text, ctx, fast, cands, context, budget_s=p.settings.llm.async_budget_ms / 1000.0, keep=_keep(state, p.settings)
+        )
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # refine never raises for model trouble; this is a bug guard

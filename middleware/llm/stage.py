@@ -84,14 +84,15 @@ class LLMStage:
         *,
         prompts: Prompts | None = None,
         stats: LLMStats | None = None,
-        is_name: Callable[[str], bool] | None = None,
+        lexicon: Callable[[str], object] | None | bool = True,
     ) -> None:
         self.settings = settings
         self.prompts = prompts or Prompts.load(settings.prompts_dir, labels)
         self.labels = frozenset(self.prompts.labels)
         self.stats = stats or LLMStats(settings.price_input_per_1m, settings.price_output_per_1m)
         self.client = ThrottledClient(settings, self.stats)
-        self.is_name = is_name
+        #: token -> info(is_name, is_word, word_margin) for the gate; True = the shipped lexicon
+        self._lexicon = lexicon
 
     @classmethod
     def from_settings(cls, settings, **kw) -> "LLMStage":
@@ -118,8 +119,19 @@ class LLMStage:
 
     # ------------------------------------------------------------------ API
 
-    def gate(self, text: str, fast_spans: Sequence[Span], candidates: Sequence[Span]) -> str | None:
-        return gate_reason(text, fast_spans, candidates, self.settings.gate, self.settings.uncertain_below, self.is_name)
+    @property
+    def lexicon(self) -> Callable[[str], object] | None:
+        if self._lexicon is True:
+            try:
+                from ..detection.lexicon import get_lexicon
+
+                self._lexicon = get_lexicon().info
+            except (ImportError, OSError):  # no lexicon shipped: the gate works without it
+                self._lexicon = None
+        return self._lexicon or None
+
+    def gate(self, text: str, fast_spans: Sequence[Span], candidates: Sequence[Span], keep: Callable[[str], bool] | None = None) -> str | None:
+        return gate_reason(text, fast_spans, candidates, self.settings.gate, self.settings.uncertain_below, self.lexicon, keep)
 
     def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str, *, sent: bool = True) -> LLMOutcome:
         """Fast-pass spans plus every candidate masked; counted as degraded."""
@@ -137,13 +149,17 @@ class LLMStage:
         context_turns: Sequence[ContextTurn] = (),
         *,
         budget_s: float | None = None,
+        keep: Callable[[str], bool] | None = None,
     ) -> LLMOutcome:
-        """Refine one turn. Never raises for model trouble: failures come back degraded."""
+        """Refine one turn. Never raises for model trouble: failures come back degraded.
+
+        ``keep(token)``: the detector's confident keep decisions, for the gate only.
+        """
         t0 = time.perf_counter()
         self.stats.turns += 1
         fast_spans = list(fast_spans)
         candidates = [c for c in candidates if c.label in self.labels]
-        reason = self.gate(text, fast_spans, candidates) if self.enabled else None
+        reason = self.gate(text, fast_spans, candidates, keep) if self.enabled else None
         if reason is None:
             self.stats.gated["off" if not self.enabled else self.settings.gate if self.settings.gate == "never" else "certain"] += 1
             return LLMOutcome(list(fast_spans), ok=True, degraded=False, sent=False, reason="gated")
