@@ -496,12 +496,13 @@ def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
     fake.seed_instance(rng.seed_int())
     multiline = "\n" in v
     if multiline or v.count(",") >= 2:
-        addr = fake.address()
+        addr = "\n".join(line.strip() for line in fake.address().splitlines())
         out = addr if multiline else _one_line(addr)
     elif "," in v:
         out = f"{fake.street_address()}, {fake.city()}"
     else:
         out = fake.street_address()
+    out = " ".join(out.split(" ")).strip()
     # keep surrounding whitespace of the span
     lead = value[: len(value) - len(value.lstrip())]
     trail = value[len(value.rstrip()) :]

@@ -125,8 +125,10 @@ class SurrogateReplacer:
         spans = sorted(spans, key=lambda s: s.start)
         if any(a.end > b.start for a, b in zip(spans, spans[1:])):
             spans = resolve_overlaps(spans)
-        if mode in ("tag", "redact"):
+        if mode == "redact":
             return self._tagger.replace(text, spans, state.tags, mode)
+        if mode == "tag":
+            return apply_replacements(text, spans, [self._tag(text[s.start : s.end], s.label, state) for s in spans])
         if mode != "surrogate":
             raise ValueError(f"unknown output mode {mode!r}")
         pending = self._pending(text, spans)
@@ -153,7 +155,14 @@ class SurrogateReplacer:
         if label in self._value_gens:
             return self._map_value(label, value, state, pending)
         # Labels without a realistic generator (DATE, AGE, …): a session-numbered tag.
-        return self._tagger.tag_for(value, label, state.tags)
+        return self._tag(value, label, state)
+
+    def _tag(self, value: str, label: str, state: SessionMapping) -> str:
+        tag = self._tagger.tag_for(value, label, state.tags)
+        if tag not in state.tag_real:  # remembered so a reply quoting the tag can be re-identified
+            state.tag_real[tag] = value
+            state._generation += 1
+        return tag
 
     def _pending(self, text: str, spans: list[Span]) -> dict[str, set[str]]:
         """Every real value of the turn, registered before any surrogate is chosen."""
@@ -249,10 +258,10 @@ class SurrogateReplacer:
             # "J. Smith" seen before "John Smith": John's surrogate keeps the initial already shown.
             got = state.initials.get(f"{first_key[0]}|first|{_canon(state, last_key)}")
             if got:
-                prefer[first_g[0]] = got
+                prefer[first_g[0]] = got[0]
             got = state.initials.get(f"{last_key[0]}|last|{_canon(state, first_key)}")
             if got:
-                prefer[last_g[-1]] = got
+                prefer[last_g[-1]] = got[0]
         for i, it in enumerate(items):
             if it["type"] == "name":
                 it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i))
@@ -295,15 +304,16 @@ class SurrogateReplacer:
                     return apply_case(letter, state.names[l][0])
             ctx = "last|" + fk
         else:
-            ctx = "mid|" + (first_key or "") + "|" + (last_key or "")
+            ctx = "mid|" + _canon(state, first_key or "") + "|" + _canon(state, last_key or "")
         key = lo + "|" + ctx
         got = state.initials.get(key)
         if got is None:
             rng = self._rng(state, "INITIAL", key)
             got = rng.choice([c for c in "ABCDEFGHIJKLMNOPRSTVW" if c.lower() != lo])
-            state.initials[key] = got
+            # surrogate letter + the real letter as written (accents kept for re-identification)
+            state.initials[key] = got + letter.upper()
             state._generation += 1
-        return apply_case(letter, got)
+        return apply_case(letter, got[0])
 
     def _name_token(
         self,

@@ -24,7 +24,7 @@ from .text import apply_case, case_pattern, common_words
 
 @dataclass(slots=True)
 class _Target:
-    kind: str  # "name" | "initial" | "value"
+    kind: str  # "name" | "initial" | "value" | "digits"
     label: str
     surrogate: str
     real: str
@@ -43,8 +43,23 @@ def _flex(s: str) -> str:
     return r"\s+".join(re.escape(p) for p in s.split())
 
 
-def _digits_pattern(digits: str) -> str:
-    return r"[\s().\-]*".join(re.escape(d) for d in digits)
+_FLEX_SEP = r"[\s().\-/]*"
+_EXT_SEP = r"\s*(?:x|ext\.?|extension|#)\s*"
+
+
+def _digits_pattern(digits: str, layout: str | None = None) -> str:
+    """The digits with any phone separators between them; an extension marker where ``layout`` has one."""
+    seps: list[str] = []
+    if layout is not None:
+        gaps = re.split(r"\d", layout)[1:-1]
+        if len(gaps) == len(digits) - 1:
+            seps = [_EXT_SEP if re.search(r"[A-Za-z#]", g) else _FLEX_SEP for g in gaps]
+    if not seps:
+        seps = [_FLEX_SEP] * (len(digits) - 1)
+    out = [re.escape(digits[0])] if digits else []
+    for sep, d in zip(seps, digits[1:]):
+        out.append(sep + re.escape(d))
+    return "".join(out)
 
 
 def _build(state: SessionMapping) -> _Matcher:
@@ -52,17 +67,48 @@ def _build(state: SessionMapping) -> _Matcher:
     for key, sur in state.names.items():
         t = _Target("name", "NAME", sur, state.name_real.get(key, key))
         alts.append((len(sur), r"(?<!\w)" + re.escape(sur) + r"(?!\w)", t))
+    # Initials: "E. Sula" → "J. Smith" (the letter alone is replaced; its dot stays). Matched
+    # case-sensitively: a lone lower-case "a" before a surname is an article, not an initial.
     for f, l in state.people:
         sf, sl = state.names.get(f), state.names.get(l)
         if sf and sl:
             real_first = state.name_real.get(f, f)
-            t = _Target("initial", "NAME", sf[0], real_first[0].upper() + ".")
-            alts.append((2, r"(?<!\w)" + re.escape(sf[0].upper()) + r"\.(?=\s*" + re.escape(sl) + r"(?!\w))", t))
+            t = _Target("initial", "NAME", sf[0], real_first[0].upper())
+            alts.append((1, r"(?<!\w)(?-i:" + re.escape(sf[0].upper()) + r")(?=\.?\s+" + re.escape(sl) + r"(?!\w))", t))
+    for key, value in state.initials.items():
+        real_letter, kind, rest = key.split("|", 2)
+        letter = value[0]
+        t = _Target("initial", "NAME", letter, value[1:] or real_letter.upper())
+        upper = r"(?-i:" + re.escape(letter.upper()) + r")"
+        # between or after surrogate names a lower-case initial is safe to take too ("eric t. samoylova")
+        either = r"(?-i:[" + re.escape(letter.upper()) + re.escape(letter.lower()) + r"])"
+        if kind == "first" and rest in state.names:
+            pat = r"(?<!\w)" + upper + r"(?=\.?\s+" + re.escape(state.names[rest]) + r"(?!\w))"
+            prio = 2
+        elif kind == "last" and rest in state.names:
+            pat = r"(?<=" + re.escape(state.names[rest]) + r"\s)" + either + r"(?!\w)"
+            prio = 2
+        elif kind == "mid":
+            f, _, l = rest.partition("|")
+            if f not in state.names or l not in state.names:
+                continue
+            pat = (r"(?<=" + re.escape(state.names[f]) + r"\s)" + either + r"(?=\.?\s+" + re.escape(state.names[l])
+                   + r"(?!\w))")
+            prio = 3  # more specific than the first-name initial of the same person
+        else:
+            continue
+        alts.append((prio, pat, t))
     for label, entries in state.values.items():
         out_label = "URL" if label == "_DOMAIN" else label
         for e in entries.values():
-            for pat, length in _value_patterns(label, e):
-                alts.append((length, pat, _Target("value", out_label, e.surrogate, e.real)))
+            for pat, length, real_digits in _value_patterns(label, e):
+                if real_digits is not None:
+                    alts.append((length, pat, _Target("digits", out_label, e.surrogate, real_digits)))
+                else:
+                    alts.append((length, pat, _Target("value", out_label, e.surrogate, e.real)))
+    for tag, real in state.tag_real.items():
+        label = tag[1:].rsplit("_", 1)[0]
+        alts.append((len(tag), r"(?-i:" + re.escape(tag) + r")", _Target("value", label, tag, real)))
     if not alts:
         return _Matcher(None, [])
     alts.sort(key=lambda a: -a[0])  # longest first: an e-mail wins over the name inside it
@@ -70,24 +116,30 @@ def _build(state: SessionMapping) -> _Matcher:
     return _Matcher(regex, [t for _, _, t in alts])
 
 
-def _value_patterns(label: str, e: ValueEntry) -> list[tuple[str, int]]:
+def _value_patterns(label: str, e: ValueEntry) -> list[tuple[str, int, str | None]]:
+    """(regex, priority length, real digits for digit-poured targets or None)."""
     if label == "PHONE":
-        pats = []
-        digits = "".join(c for c in e.surrogate if c.isdigit())
-        nsn = e.aux.partition("|")[0]
-        for d in dict.fromkeys(x for x in (digits, nsn) if len(x) >= 5):
-            pats.append((r"(?<![\d\w])\+?" + _digits_pattern(d) + r"(?!\d)", len(d) + 4))
+        from .generators import parse_phone
+
+        pats: list[tuple[str, int, str | None]] = []
+        sur_digits = "".join(c for c in e.surrogate if c.isdigit())
+        real_digits = "".join(c for c in e.real if c.isdigit())
+        sur_nsn = e.aux.partition("|")[0]
+        real_nsn = parse_phone(e.real).nsn
+        for d, r, layout in ((sur_digits, real_digits, e.surrogate), (sur_nsn, real_nsn, None)):
+            if len(d) >= 5 and len(d) == len(r):
+                pats.append((r"(?<![\d\w])" + _digits_pattern(d, layout) + r"(?!\d)", len(d) + 4, r))
         return pats
     if label == "URL":
         core = e.aux or e.surrogate
         pat = r"(?<![\w/])(?:[a-z][a-z0-9+.\-]*://)?(?:www\d?\.)?" + re.escape(core) + r"/?(?![\w/])"
-        return [(pat, len(core) + 12)]
+        return [(pat, len(core) + 12, None)]
     if label == "USERNAME":
         core = (e.aux or e.surrogate).lstrip("@")
-        return [(r"(?<![\w@])@?" + re.escape(core) + r"(?!\w)", len(core) + 1)]
+        return [(r"(?<![\w@])@?" + re.escape(core) + r"(?!\w)", len(core) + 1, None)]
     if label == "ID_NUM":
-        return [(r"(?<!\w)" + re.escape(e.surrogate) + r"(?!\w)", len(e.surrogate))]
-    return [(r"(?<![\w.@])" + _flex(e.surrogate) + r"(?![\w@])", len(e.surrogate))]
+        return [(r"(?<!\w)" + re.escape(e.surrogate) + r"(?!\w)", len(e.surrogate), None)]
+    return [(r"(?<![\w.@])" + _flex(e.surrogate) + r"(?![\w@])", len(e.surrogate), None)]
 
 
 def matcher(state: SessionMapping) -> _Matcher:
@@ -131,7 +183,11 @@ def reidentify(text: str, state: SessionMapping) -> tuple[str, list[EntityOut]]:
                 continue
             real = _restore_name(matched, t)
         elif t.kind == "initial":
-            real = t.real
+            real = apply_case(matched, t.real)
+        elif t.kind == "digits":
+            # the real number in the tutor's layout: "(415) 555-0117" written as 415.555.0117
+            it = iter(t.real)
+            real = "".join(next(it) if c.isdigit() else c for c in matched)
         else:
             real = t.real
         chunk = text[pos : mt.start()]

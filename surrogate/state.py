@@ -51,12 +51,14 @@ class SessionMapping:
     aliases: dict[str, str] = field(default_factory=dict)
     #: (first, last) folded token pairs seen together in one name: initials, e-mail local parts.
     people: list[tuple[str, str]] = field(default_factory=list)
-    #: Initials not (yet) tied to a known person: "j|first|smith" → "E" (kept stable).
+    #: Initials not (yet) tied to a known person: "j|first|smith" → "EJ" (surrogate letter + real
+    #: letter as written), kept stable for the session.
     initials: dict[str, str] = field(default_factory=dict)
     #: label → normal form → entry.
     values: dict[str, dict[str, ValueEntry]] = field(default_factory=dict)
-    #: Numbering for the ``tag`` output mode.
+    #: Numbering for the ``tag`` output mode, and the real value behind each tag ("[NAME_1]" → "Maria").
     tags: TagState = field(default_factory=TagState)
+    tag_real: dict[str, str] = field(default_factory=dict)
     # ---- derived, not serialised ----
     _used_names: set[str] = field(default_factory=set, repr=False)
     _used_values: dict[str, set[str]] = field(default_factory=dict, repr=False)
@@ -145,6 +147,7 @@ class SessionMapping:
             n += gs(s) + sum(gs(x) for x in s)
         n += gs(self.tags) + gs(self.tags.numbers) + gs(self.tags.counters)
         n += sum(gs(k) + gs(k[1]) for k in self.tags.numbers)
+        n += gs(self.tag_real) + sum(gs(k) + gs(v) for k, v in self.tag_real.items())
         return n
 
     # ---- serialisation -------------------------------------------------------------------
@@ -161,6 +164,7 @@ class SessionMapping:
             },
             "t": [[lbl, norm, n] for (lbl, norm), n in self.tags.numbers.items()],
             "tc": dict(self.tags.counters),
+            "tr": dict(self.tag_real),
         }
 
     def to_bytes(self) -> bytes:
@@ -201,6 +205,7 @@ class SessionMapping:
                     used.add(surrogate_norm(label, sur, aux))
             m.tags.numbers = {(lbl, norm): int(n) for lbl, norm, n in d.get("t", [])}
             m.tags.counters = {k: int(v) for k, v in d.get("tc", {}).items()}
+            m.tag_real = {str(k): str(v) for k, v in d.get("tr", {}).items()}
         except (KeyError, TypeError, ValueError):
             raise StateFormatError("corrupt session mapping") from None
         return m

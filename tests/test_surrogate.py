@@ -375,7 +375,14 @@ def test_reidentify_initial_and_phone_reformatted(replacer):
     digits = re.sub(r"\D", "", phone)
     reply = f"{sf[0]}. {sl} can be reached at {digits[:3]}.{digits[3:6]}.{digits[6:]}"
     back, _ = reidentify(reply, st)
-    assert back == "J. Smith can be reached at (415) 555-2671"
+    assert back == "J. Smith can be reached at 415.555.2671"  # the real digits, in the tutor's layout
+    assert reidentify(phone, st)[0] == "(415) 555-2671"
+    # initials the session only knows as initials, middle initials, tags
+    st2, outs = run_session(replacer, ["[[K. Okafor|NAME]], [[Janka M. Szasz|NAME]] and [[Maria L.|NAME]]"], "reid-5")
+    assert reidentify(outs[0][2], st2)[0] == outs[0][0]
+    st3, outs = run_session(replacer, ["[[Maria|NAME]] born [[2011-03-04|DATE]]"], "reid-6", mode="tag")
+    assert outs[0][2] == "[NAME_1] born [DATE_1]"
+    assert reidentify("Hi [NAME_1]! [DATE_1]? [NAME_2] [name_1]", st3)[0] == "Hi Maria! 2011-03-04? [NAME_2] [name_1]"
 
 
 # ---------------------------------------------------------------------------------------------
