@@ -485,11 +485,18 @@ def _one_line(s: str) -> str:
     return ", ".join(x.strip() for x in s.splitlines() if x.strip())
 
 
+#: Words of an address that identify nothing ("Suite 377", "PO Box 12"): kept when alone with numbers.
+UNIT_WORDS = frozenset(
+    "suite ste apt apartment unit box po p o pob flat floor fl room rm no nr number bldg building "
+    "lot space dept piso".split()
+)
+
+
 def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
     v = value.strip()
     alpha_tokens = [t for t in re.findall(r"[^\W\d_]+", v)]
-    if len(alpha_tokens) <= 1 and sum(c.isdigit() for c in v) >= 1:
-        # "33963", "Suite 377", "Box 12": keep the shape, new digits.
+    if all(_fold(t) in UNIT_WORDS for t in alpha_tokens) and any(c.isdigit() for c in v):
+        # "33963", "Suite 377", "PO Box 12": keep the shape, new digits.
         out = "".join(rng.digit() if c.isdigit() else c for c in value)
         return out, ""
     fake = _faker(address_locale(v))

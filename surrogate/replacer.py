@@ -61,6 +61,8 @@ TITLES_OTHER = frozenset(
     "captain capt lady lord ms. mrs. mr.".split()
 )
 _TITLES_ALL = TITLES_LAST | TITLES_OTHER
+#: Post-nominal suffixes kept verbatim at the end of a name ("Maria Lopez PhD", "John Smith Jr.").
+SUFFIXES = frozenset("jr sr ii iii iv phd md dds dmd dvm esq rn mba jd cpa pe".split())
 PARTICLES = frozenset("van von der den de da del della di du la le bin binti ibn al el dos das do ter ten y".split())
 _TITLE_BEFORE = re.compile(
     r"(?i)\b(?:" + "|".join(sorted(TITLES_LAST, key=len, reverse=True)) + r")\.?\s+$"
@@ -191,6 +193,10 @@ class SurrogateReplacer:
             nxt_is_name = i < len(toks) - 1
             if f in _TITLES_ALL and nxt_is_name and (i == 0 or items[-1]["type"] == "title"):
                 kind = "title"
+            elif i > 0 and f in SUFFIXES and all(fold(t.group()).rstrip(".") in SUFFIXES for t in toks[i:]) and (
+                f not in ("ii", "iii", "iv") or base.isupper()
+            ):
+                kind = "suffix"
             elif len(base) == 1:
                 kind = "initial"
             elif base.islower() and f in PARTICLES and 0 < i < len(toks) - 1:
@@ -432,6 +438,8 @@ class SurrogateReplacer:
         f = fold(part)
         if keep_common and (f in G.PATH_WORDS or f in common_words()):
             return part
+        if len(part) == 1:  # "CarlESteffensen": a middle initial
+            return apply_case(part, rng.upper())
         seg = self._segment(f, state)
         if seg is not None:
             return apply_case(part, self._render_segments(seg, part, state, pending))

@@ -140,6 +140,9 @@ def test_titles_particles_initials(replacer):
     # comma form
     out = replacer.replace(*parse("[[Lopez, Maria|NAME]]"), st)[0]
     assert "," in out and "Lopez" not in out and "Maria" not in out
+    # post-nominal suffixes stay
+    out = replacer.replace(*parse("[[Mrs. Kathrine Filemonsen DDS|NAME]]"), st)[0]
+    assert out.startswith("Mrs. ") and out.endswith(" DDS") and len(out.split()) == 4
 
 
 def test_misspellings_are_linked_conservatively(replacer):
@@ -275,6 +278,10 @@ def test_addresses(replacer):
     assert "\n" in multi and "Virton" not in multi
     num = _one(replacer, "[[33963|ADDRESS]]")
     assert re.fullmatch(r"\d{5}", num) and num != "33963"
+    unit = _one(replacer, "[[Suite 377|ADDRESS]]")
+    assert re.fullmatch(r"Suite \d{3}", unit) and unit != "Suite 377"
+    street = _one(replacer, "[[Puruntie 82|ADDRESS]]")  # a street name is not a unit word: replaced
+    assert "Puruntie" not in street
     again = _one(replacer, "[[1600 Elm Street, Springfield, IL 62704|ADDRESS]]")
     assert again == us  # Faker seeded from the HMAC: deterministic
 
