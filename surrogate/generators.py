@@ -29,6 +29,7 @@ Choices documented here:
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
@@ -466,6 +467,8 @@ def address_locale(value: str) -> str:
 
 
 _FAKERS: dict[str, object] = {}
+#: Faker instances are shared and re-seeded per value: seeding and drawing must not interleave.
+_FAKER_LOCK = threading.RLock()
 
 
 def _faker(locale: str):
@@ -499,16 +502,17 @@ def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
         # "33963", "Suite 377", "PO Box 12": keep the shape, new digits.
         out = "".join(rng.digit() if c.isdigit() else c for c in value)
         return out, ""
-    fake = _faker(address_locale(v))
-    fake.seed_instance(rng.seed_int())
     multiline = "\n" in v
-    if multiline or v.count(",") >= 2:
-        addr = "\n".join(line.strip() for line in fake.address().splitlines())
-        out = addr if multiline else _one_line(addr)
-    elif "," in v:
-        out = f"{fake.street_address()}, {fake.city()}"
-    else:
-        out = fake.street_address()
+    with _FAKER_LOCK:
+        fake = _faker(address_locale(v))
+        fake.seed_instance(rng.seed_int())
+        if multiline or v.count(",") >= 2:
+            addr = "\n".join(line.strip() for line in fake.address().splitlines())
+            out = addr if multiline else _one_line(addr)
+        elif "," in v:
+            out = f"{fake.street_address()}, {fake.city()}"
+        else:
+            out = fake.street_address()
     out = " ".join(out.split(" ")).strip()
     # keep surrounding whitespace of the span
     lead = value[: len(value) - len(value.lstrip())]
@@ -517,15 +521,17 @@ def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
 
 
 def gen_location(value: str, rng: KeyedRandom) -> tuple[str, str]:
-    fake = _faker("en_US")
-    fake.seed_instance(rng.seed_int())
-    return fake.city(), ""
+    with _FAKER_LOCK:
+        fake = _faker("en_US")
+        fake.seed_instance(rng.seed_int())
+        return fake.city(), ""
 
 
 def gen_org(value: str, rng: KeyedRandom) -> tuple[str, str]:
-    fake = _faker("en_US")
-    fake.seed_instance(rng.seed_int())
-    return fake.company(), ""
+    with _FAKER_LOCK:
+        fake = _faker("en_US")
+        fake.seed_instance(rng.seed_int())
+        return fake.company(), ""
 
 
 @lru_cache(maxsize=1)
