@@ -49,14 +49,32 @@ class EmbeddedBroker:
         startup_timeout_s: float = 15.0,
         log_file: str | None = None,
         binary: str | None = None,
+        storage_engine: str = "memory://tansu/",
+        env: dict[str, str] | None = None,
     ) -> None:
         self.host = host
         self.port = port or free_port(host)
         self.startup_timeout_s = startup_timeout_s
         self.log_file = log_file
         self._binary = binary
+        #: ``memory://tansu/`` (default: data is lost when the broker stops) or ``s3://BUCKET/``
+        #: with an S3-compatible endpoint given by AWS_ENDPOINT / AWS_ACCESS_KEY_ID / ... in ``env``
+        #: (or the environment) for storage that survives broker restarts.
+        self.storage_engine = storage_engine
+        self.env = dict(env or {})
         self._proc: subprocess.Popen | None = None
         self._log_fh = None
+
+    @classmethod
+    def from_settings(cls, embedded) -> "EmbeddedBroker":
+        """From ``settings.embedded`` (middleware.config.EmbeddedBrokerSettings)."""
+        return cls(
+            host=embedded.host,
+            port=embedded.port,
+            startup_timeout_s=embedded.startup_timeout_s,
+            log_file=embedded.log_file,
+            storage_engine=embedded.storage_engine,
+        )
 
     @property
     def bootstrap_servers(self) -> str:
@@ -91,7 +109,7 @@ class EmbeddedBroker:
             "--advertised-listener-url",
             url,
             "--storage-engine",
-            "memory://tansu/",
+            self.storage_engine,
         ]
         if self.log_file:
             self._log_fh = open(self.log_file, "ab")
@@ -99,6 +117,7 @@ class EmbeddedBroker:
         else:
             out = subprocess.DEVNULL
         env = dict(os.environ)
+        env.update(self.env)
         env.setdefault("RUST_LOG", "warn")
         self._proc = subprocess.Popen(
             cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, preexec_fn=_die_with_parent
@@ -133,6 +152,14 @@ class EmbeddedBroker:
         if self._log_fh is not None:
             self._log_fh.close()
             self._log_fh = None
+
+    def restart_sync(self, down_s: float = 0.0) -> str:
+        """Kill the broker and start it again on the same port (fault injection)."""
+        self.kill()
+        self._proc = None
+        if down_s:
+            time.sleep(down_s)
+        return self.start_sync()
 
     def kill(self) -> None:
         """Hard-kill the broker (fault injection): all in-memory data is lost."""

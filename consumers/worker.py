@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from middleware.config import Settings
 from middleware.logs import session_ref
@@ -133,6 +133,7 @@ class Worker:
         self._ready = asyncio.Event()
         self._commit_lock = asyncio.Lock()
         self._bg: set[asyncio.Task] = set()
+        self._last_topic_check = 0.0
 
     def _default_state_store(self):
         from middleware.state_codec import SessionCodec
@@ -445,12 +446,27 @@ class Worker:
                 return True
             except KafkaError as exc:
                 self.stats.produce_errors += 1
+                if isinstance(exc, UnknownTopicOrPartitionError) and self.settings.kafka.create_topics:
+                    await self._recreate_topics()
                 if self._stop.is_set():
                     log.warning("produce failed during shutdown (%s); record left uncommitted", type(exc).__name__)
                     return False
                 log.warning("produce failed (%s); retrying in %.1fs", type(exc).__name__, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
+
+    async def _recreate_topics(self) -> None:
+        """A broker that lost its topics (e.g. an in-memory broker restarted): create them again."""
+        now = time.monotonic()
+        if now - self._last_topic_check < 2.0:
+            return
+        self._last_topic_check = now
+        try:
+            created = await ensure_topics(self.settings, self.bootstrap_servers, retries=3)
+            if created:
+                log.warning("recreated %d missing topics", len(created))
+        except Exception as exc:
+            log.warning("could not recreate topics (%s)", type(exc).__name__)
 
     async def _dead_letter(self, tp: TopicPartition, rec, reason: str, detail: str) -> bool:
         dl = DeadLetter(

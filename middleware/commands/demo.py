@@ -72,7 +72,7 @@ async def _demo(args: argparse.Namespace) -> int:
     broker = None
     if not settings.kafka.bootstrap_servers:
         settings = settings_from_args(args, **embedded_tuning())
-        broker = EmbeddedBroker(settings.embedded.host, settings.embedded.port, settings.embedded.startup_timeout_s)
+        broker = EmbeddedBroker.from_settings(settings.embedded)
         bootstrap = await broker.start()
         if not args.quiet:
             print(f"embedded Kafka-protocol broker (Tansu) on {bootstrap}", file=sys.stderr)

@@ -47,9 +47,7 @@ async def serve(args: argparse.Namespace) -> int:
     broker = None
     if not settings.kafka.bootstrap_servers:
         settings = settings_from_args(args, **embedded_tuning(), **extra)
-        broker = EmbeddedBroker(
-            settings.embedded.host, settings.embedded.port, settings.embedded.startup_timeout_s, settings.embedded.log_file
-        )
+        broker = EmbeddedBroker.from_settings(settings.embedded)
         bootstrap = await broker.start()
         log.warning("no bootstrap servers configured: using an embedded in-memory broker on %s", bootstrap)
     else:
