@@ -411,3 +411,18 @@ async def test_stats_costs_and_samples(fake_llm):
     assert snap["tokens"]["marking"]["prompt"] == p
     names = {n for n, _, _ in st.samples()}
     assert "plainsight_llm_tokens_total" in names and "plainsight_llm_turns_degraded_total" not in names
+
+
+async def test_marking_and_verifier_run_side_by_side(fake_llm):
+    text = "Newton's method, said Maya."
+    fake_llm.gold = {"Maya": "NAME"}
+    fake_llm.latency_s = 0.3
+    stage = make_stage(fake_llm.base_url, verifier="uncertain", gate="uncertain")
+    t0 = time.monotonic()
+    try:
+        out = await refine(stage, text=text, cands=[Span(22, 26, "NAME", "names", 0.55), Span(0, 6, "NAME", "names", 0.6)])
+    finally:
+        await stage.aclose()
+    assert out.ok and texts(text, out.spans) == [("Maya", "NAME")]
+    assert time.monotonic() - t0 < 0.55  # two 0.3 s calls, concurrently
+    assert set(out.usage) == {"marking", "verifier"}

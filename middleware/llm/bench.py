@@ -179,6 +179,7 @@ async def throughput(
     await p.aclose()
     res: dict[str, Any] = {
         "policy": policy,
+        "gate": gate,
         "mode": mode,
         "sessions": sessions,
         "turns": n,
@@ -188,6 +189,7 @@ async def throughput(
         "p99_ms": round(_pct(lat, 0.99) * 1e3, 1),
         "degraded": degraded,
         "requests": sum(st.requests.values()),
+        "sent": st.sent_total,
     }
     if policy == "async-refine":
         res["deid_turns_per_s"] = round(n / t_deid, 1)
@@ -293,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-file", type=int, default=60, help="dialogues sampled per dev file (0 = all)")
     ap.add_argument("--gate-per-file", type=int, default=0, help="dialogues per file for the gate share (0 = all)")
     ap.add_argument("--token-turns", type=int, default=300)
+    ap.add_argument("--gate", default="all", choices=["all", "uncertain"], help="gate for the throughput runs")
     ap.add_argument("--skip", nargs="*", default=[], choices=["throughput", "gate", "tokens"])
     args = ap.parse_args(argv)
 
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     with simulator_process(args.latency, gold_map(dialogues)) as url:
         if "throughput" not in args.skip:
             report["throughput"] = [
-                asyncio.run(throughput(url, dialogues, det, policy=pol, sessions=args.sessions, turns_per_session=args.turns))
+                asyncio.run(throughput(url, dialogues, det, policy=pol, sessions=args.sessions, turns_per_session=args.turns, gate=args.gate))
                 for pol in ("wait", "async-refine")
             ]
         if "tokens" not in args.skip:

@@ -93,6 +93,8 @@ class LLMStage:
         self.client = ThrottledClient(settings, self.stats)
         #: token -> info(is_name, is_word, word_margin) for the gate; True = the shipped lexicon
         self._lexicon = lexicon
+        if self.settings.gate == "uncertain":
+            _ = self.lexicon  # load it now, not inside the first turn's latency budget
 
     @classmethod
     def from_settings(cls, settings, **kw) -> "LLMStage":
