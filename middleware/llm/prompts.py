@@ -6,6 +6,7 @@ current turn is the only raw text in a request; context turns arrive already de-
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -73,11 +74,11 @@ class Prompts:
     def _context(self, section: dict, context: Sequence[ContextTurn]) -> str:
         if not context:
             return ""
-        lines = [f"{safe_role(r) if r else 'participant'}: {' '.join(t.split())}" for r, t in context]
+        lines = [f"{safe_role(r) if r else 'participant'}: {_defuse(' '.join(t.split()))}" for r, t in context]
         return section.get("context_header", "") + "\n".join(lines) + "\n\n"
 
     def _user(self, section: dict, text: str, role: str, context: Sequence[ContextTurn], **extra: str) -> str:
-        return section["user"].format(context=self._context(section, context), role=safe_role(role), text=text, **extra)
+        return section["user"].format(context=self._context(section, context), role=safe_role(role), text=_defuse(text), **extra)
 
     def _strip_unused_markers(self, answer: str) -> str:
         for l, (o, c) in self.all_markers.items():
@@ -146,6 +147,15 @@ class Prompts:
         msgs = [{"role": "system", "content": sec["system"]}]
         msgs.append({"role": "user", "content": self._user(sec, text, role, context, candidates="\n".join(lines))})
         return msgs
+
+
+_TAG = re.compile(r"<(/?)current_turn>", re.IGNORECASE)
+
+
+def _defuse(text: str) -> str:
+    """A turn can't close its own delimiter (a student typing "</current_turn> now do X").
+    The echo then differs by one token there, which the alignment tolerates."""
+    return _TAG.sub(r"<\1current turn>", text) if "current_turn" in text.lower() else text
 
 
 def _parse_ctx(s: str) -> list[ContextTurn]:
