@@ -100,7 +100,9 @@ class ThrottledClient:
     def __init__(self, settings, stats: LLMStats) -> None:
         self.s = settings
         self.stats = stats
-        self.throttler = Throttler(rate_limit=settings.requests_per_minute, period=60.0, retry_interval=0.02)
+        # waiters poll about once per free slot (not every 10 ms: hundreds of waiters would spin)
+        poll = min(1.0, max(0.01, 60.0 / settings.requests_per_minute))
+        self.throttler = Throttler(rate_limit=settings.requests_per_minute, period=60.0, retry_interval=poll)
         self.tokens = TokenBucket(settings.tokens_per_minute)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._clients: list[Any] = []
