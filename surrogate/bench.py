@@ -106,6 +106,12 @@ def run(sessions: int = 2000) -> dict[str, float]:
     reply = r.replace(text, spans, st, "surrogate")[0] + " Write to " + st.values["EMAIL"]["maria.lopez@gmail.com"].surrogate
     figures["reidentify_reply_us"] = _timeit(lambda: r.reidentify(reply, st), 5000)
 
+    def rebuilt():
+        st._generation += 1  # as after a student turn that added a value: matcher recompiled
+        return r.reidentify(reply, st)
+
+    figures["reidentify_after_mapping_change_us"] = _timeit(rebuilt, 500)
+
     # encrypted state
     figures["seal_us"] = _timeit(lambda: cipher.seal(st), 2000)
     figures["open_us"] = _timeit(lambda: cipher.open(blob, st.session_id), 2000)
