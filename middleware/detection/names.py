@@ -35,6 +35,7 @@ from .keep import (
 )
 from .lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo, get_lexicon
 from .memory import SessionMemory
+from .namemodel import NameModel, get_model
 
 KNOWN_ROLES = frozenset(
     {"student", "tutor", "teacher", "assistant", "system", "multiple students", "parent", "moderator", "user",
@@ -191,13 +192,54 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[a:e]
 
 
+_SPEECH_NEXT = frozenset("said says saying asked asks thinks thought knows knew told tells explained explains means meant "
+                         "wrote did got noticed agrees agreed disagrees answered found figured showed shared".split())
+
+
+_PRONOUN_12 = frozenset("i me you we us my your".split())
+_PREPOSITIONS = frozenset("with to for from at by of on about like than after before behind next between and or".split())
+_HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|what if)\b", re.IGNORECASE)
+
+
+def _bin_rank(r: int) -> str:
+    return "0" if r <= 50 else "1" if r <= 200 else "2" if r <= 500 else "3" if r <= 1000 else "4" if r <= 2500 else "n"
+
+
+def _bin_lp(lp: float) -> str:
+    if lp <= ABSENT:
+        return "a"
+    return "r" if lp <= -15 else "u" if lp <= -13 else "o" if lp <= -11 else "c" if lp <= -9 else "f"
+
+
+def _gap_class(gap: str, edge: bool, poss: bool = False, end: bool = False) -> str:
+    """Punctuation between two tokens: '_' plain space, ',' '.' '?' '!' ':' '-', 'q' quotes/brackets,
+    '^'/'$' turn start/end, 'p' possessive, '.' also for a line break."""
+    if poss:
+        return "p"
+    g = gap.strip()
+    if not g:
+        if edge:
+            return "$" if end else "^"
+        return "." if "\n" in gap else "_"
+    c = g[0]
+    if c in ",.?!:;":
+        return "." if c == ";" else c
+    if c in "-\u2013\u2014":
+        return "-"
+    if c in "\"'\u201c\u201d\u2018\u2019([{)]}":
+        return "q"
+    return "o"
+
+
 class NameFinder:
     """Finds NAME spans in one turn, reading and updating the session memory."""
 
     source = "names"
 
-    def __init__(self, lexicon: Lexicon | None = None) -> None:
+    def __init__(self, lexicon: Lexicon | None = None, model: "NameModel | None | bool" = True) -> None:
         self.lex = lexicon or get_lexicon()
+        #: the learned reviewer (``namemodel.py``); None = rules only
+        self.model = get_model() if model is True else (model or None)
 
     # ------------------------------------------------------------------ session bookkeeping
     def observe_context(self, ctx: TurnContext, memory: SessionMemory) -> None:
@@ -218,7 +260,10 @@ class NameFinder:
                     memory.add_problem(t.text)
 
     # ------------------------------------------------------------------ per turn
-    def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None) -> list[Span]:
+    def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None,
+             trace: list | None = None) -> list[Span]:
+        """NAME spans of one turn. ``trace`` (training only): receives ``(start, end, features)`` for
+        every candidate the model scores."""
         self.observe_context(ctx, memory)
         if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
             memory.classroom = True
@@ -226,6 +271,7 @@ class NameFinder:
         if not toks:
             return []
         n = len(toks)
+        model = self.model
         quantities = None  # computed lazily
         ner_starts = {}
         if ner_spans:
@@ -241,7 +287,6 @@ class NameFinder:
             if len(t.text) < 2:
                 continue
             cls = name_class(t)
-            prev1 = toks[k - 1].low if k >= 1 else ""
             gap_prev = text[toks[k - 1].end : t.start] if k >= 1 else text[: t.start]
             gap_next = text[t.end : toks[k + 1].start] if k + 1 < n else text[t.end :]
             # 1. session memory (confirmed people: any case, possessive stripped)
@@ -272,7 +317,7 @@ class NameFinder:
             elif t.lower and self._lower_full_name(toks, k, text):
                 score = 0.7  # "patricia desrosiers": a first name then a surname, both names only
             elif not t.cap or is_calendar(t.text) or (t.upper and (len(t.text) < 4 or cls not in _NAMEISH)):
-                continue
+                score = 0.0
             elif cls in _NAMEISH:
                 score = 0.8
             elif cls == "unknown" and k in ner_starts:
@@ -281,15 +326,26 @@ class NameFinder:
                 score = 0.6
             elif cls == "word" and k in ner_starts and not t.sent_init and t.info.word_margin < -2:
                 score = 0.55
-            if score <= 0:
+            if score <= 0 and (model is None or not self._gate(toks, k, cls, strength)):
                 continue
-            # 4. keep review
+            # 4. keep review (rules), then the learned reviewer when there is one
             if quantities is None:
                 quantities = has_quantities(text)
-            if self._keep(toks, k, text, memory, quantities, gap_prev, gap_next):
-                memory.add_kept(t.text)
+            sig = self._signals(toks, k, text, memory, quantities, gap_next)
+            kept = self._keep_decision(toks, k, memory, sig)
+            if model is None:
+                if kept:
+                    memory.add_kept(t.text)
+                    continue
+                decided[k] = score
                 continue
-            decided[k] = score
+            feats = self.model_features(toks, k, text, cls, score, strength, sig, kept, memory, ctx, k in ner_starts, gap_prev, gap_next)
+            if trace is not None:
+                trace.append((t.start, t.end, feats))
+            if model.prob(feats) >= model.threshold:
+                decided[k] = max(score, 0.8)
+            elif kept:
+                memory.add_kept(t.text)
 
         if not decided:
             return []
@@ -297,6 +353,84 @@ class NameFinder:
         spans = self._merge(toks, text, decided, confirmed, memory, intro)
         return spans
 
+    # ------------------------------------------------------------------ learned reviewer
+    @staticmethod
+    def _gate(toks: list[Tok], k: int, cls: str, strength: float) -> bool:
+        """Candidates the rules give no score but the model may still find (ordinary-word names,
+        unknown capitalised tokens, lowercase names); everything else never reaches the model."""
+        t = toks[k]
+        if is_calendar(t.text):
+            return False
+        if strength > 0:
+            return True
+        if t.cap:
+            if t.upper and len(t.text) < 4:
+                return False
+            if cls == "word":
+                return not t.sent_init and t.info.word_margin < 2.0
+            return True
+        if t.lower:
+            if cls in _NAMEISH:
+                return True
+            prev = toks[k - 1].low if k >= 1 else ""
+            if cls in ("wordish", "unknown") and prev in GREETINGS and len(t.text) >= 3:
+                return True
+        return False
+
+    def model_features(self, toks: list[Tok], k: int, text: str, cls: str, score: float, strength: float, sig: dict,
+                       kept: bool, memory: SessionMemory, ctx: TurnContext, ner: bool, gap_prev: str, gap_next: str) -> list[str]:
+        t = toks[k]
+        i = t.info
+        shape = "U" if t.upper else "C" if t.cap else "l" if t.lower else "m"
+        fr, lr, lo, ti = _bin_rank(i.first_rank), _bin_rank(i.last_rank), _bin_lp(i.logp_lower), _bin_lp(i.logp_title)
+        gp, gn = _gap_class(gap_prev, k == 0), _gap_class(gap_next, k + 1 >= len(toks), t.poss, True)
+        p1 = toks[k - 1].low if k >= 1 and gp in ("_", ",") else gp
+        n1 = toks[k + 1].low if k + 1 < len(toks) and gn in ("_", ",") else gn
+        p2 = toks[k - 2].low if k >= 2 and gp == "_" and _gap_class(text[toks[k - 2].end : toks[k - 1].start], False) == "_" else "-"
+        n2 = (toks[k + 2].low if k + 2 < len(toks) and gn == "_" and _gap_class(text[toks[k + 1].end : toks[k + 2].start], False) == "_"
+              else "-")
+        nb = ""
+        for j in (k - 1, k + 1):
+            if 0 <= j < len(toks) and toks[j].cap and (j == k - 1 and gp == "_" or j == k + 1 and gn == "_"):
+                nb += "L" if j < k else "R"
+                nb += name_class(toks[j])[:2]
+        role = (ctx.role or "").casefold()
+        role = "s" if role in ("student", "learner", "user", "human", "multiple students", "students") else "t" if role in KNOWN_ROLES else "o"
+        addressed = memory.addressed()
+        f = [
+            "c=" + cls, "s=" + shape, "cs=" + cls + shape, "si=%d%s" % (t.sent_init, shape),
+            "fr=" + fr, "lr=" + lr, "frlr=" + fr + lr, "lo=" + lo, "ti=" + ti, "loti=" + lo + ti, "frlo=" + fr + lo,
+            "cfr=" + cls + fr, "len=%d" % min(len(t.text), 9),
+            "gp=" + gp, "gn=" + gn, "gpgn=" + gp + gn, "cgpgn=" + cls + gp + gn, "sgpgn=%s%d%s%s" % (shape, t.sent_init, gp, gn),
+            "p1=" + p1, "n1=" + n1, "p2p1=" + p2 + "_" + p1, "n1n2=" + n1 + "_" + n2, "cp1=" + cls + p1, "cn1=" + cls + n1,
+            "nb=" + nb, "rs=%.2f" % score, "mem=%.1f" % strength, "role=" + role,
+            "room=%d%d" % (memory.classroom, min(addressed, 2)),
+        ]
+        if not t.text.isascii():
+            f.append("nonascii")
+        if ner:
+            f.append("ner")
+        for key, v in sig.items():
+            if v:
+                f.append("k:" + key)
+        # vocative shape: "X, can you ...", "..., X?"; a pronoun I/you next to the name ("X and I",
+        # "you and X"); the preposition before it; a hypothetical ("if X had 5 ..."); curricular head
+        nxt1 = toks[k + 1].low if k + 1 < len(toks) else ""
+        f.append("adr=" + gn + ("A" if nxt1 in _ADDRESSING else ""))
+        if any(toks[j].low in _PRONOUN_12 for j in range(max(0, k - 3), min(len(toks), k + 4)) if j != k):
+            f.append("near12")
+        if k >= 1 and toks[k - 1].low in _PREPOSITIONS and gp == "_":
+            f.append("pp=" + toks[k - 1].low)
+        if sig["hyp"]:
+            f.append("hyp")
+        if sig["head"]:
+            f.append("ch=" + ("p" if t.poss else "") + sig["head"])
+        f.append("kept=%d" % kept)
+        f.append("story=%d%d%d%d" % (sig["verb"], sig["qty"], sig["p12"], memory.classroom or addressed >= 2))
+        f.append("vq=%d%d%s" % (sig["verb"], sig["qty"] or sig["tqty"], n1 if sig["verb"] else ""))
+        return f
+
+    # ------------------------------------------------------------------ evidence helpers
     # ------------------------------------------------------------------ evidence helpers
     def _lower_full_name(self, toks: list[Tok], k: int, text: str) -> bool:
         t = toks[k]
@@ -424,27 +558,18 @@ class NameFinder:
             return "title"
         return ""
 
-    def _keep(self, toks: list[Tok], k: int, text: str, memory: SessionMemory, quantities: bool, gap_prev: str, gap_next: str) -> bool:
+    def _signals(self, toks: list[Tok], k: int, text: str, memory: SessionMemory, quantities: bool, gap_next: str) -> dict:
+        """Evidence for the keep review (and features for the model): is the candidate a public
+        figure, a place, part of a curricular term, a third-person actor of a word problem, ...?"""
         t = toks[k]
-        if memory.is_kept(t.text):
-            return True
-        if is_famous(t.text) or is_place(t.text):
-            return True
-        # full famous name "Isaac Newton"
-        if k + 1 < len(toks) and f"{t.low} {toks[k + 1].low}" in FAMOUS_FULL:
-            memory.add_kept(toks[k + 1].text)
-            return True
-        # curricular eponym: "<Name>('s) [second] law", "the <Name> sum"
+        famous_full = k + 1 < len(toks) and f"{t.low} {toks[k + 1].low}" in FAMOUS_FULL
+        curricular = False
+        head = ""
         for j in range(k + 1, min(len(toks), k + 4)):
             if is_curricular_head(toks[j].text):
-                between = text[t.end : toks[j].start]
-                if not re.search(r"[,.;:!?]", between):
-                    return True
+                curricular = not re.search(r"[,.;:!?]", text[t.end : toks[j].start])
+                head = toks[j].low if curricular else ""
                 break
-        # third-person actor of a word problem / story ("Mike has 4 cookies", "How many yards did
-        # Jason run?"). In one-to-one tutoring (fewer than two people addressed so far) a name the
-        # tutor talks *about* in a maths context is a character; in a classroom (several people
-        # addressed) classmates are talked about too, so stricter evidence is needed.
         sent = _sentence(text, t.start, t.end)
         prev_words = []
         for j in range(k - 1, max(-1, k - 4), -1):
@@ -455,29 +580,66 @@ class NameFinder:
             prev_words.insert(0, toks[j].low)
             if len(prev_words) == 2:
                 break
-        if prev_words and prev_words[-1] in _FAMILY or (len(prev_words) >= 2 and prev_words[-2] in ("my", "your", "our")):
-            return False  # "my sister Maria", "your friend Tom"
         nxt: list[str] = []
         j = k + 1
         if j < len(toks) and not re.search(r"[,.;:!?]", gap_next):
             if toks[j].low == "and" and j + 1 < len(toks) and toks[j + 1].cap:
                 j += 2  # "Mia and Daquan have"
             nxt = [toks[x].low for x in range(j, min(len(toks), j + 2))]
-        if _PERSONAL_INFO.search(sent):
-            return False
         verb = narrative_role(prev_words, nxt)
-        qty = has_quantities(sent)
+        return {
+            "kept_mem": memory.is_kept(t.text),
+            "famous": is_famous(t.text),
+            "place": is_place(t.text),
+            "famous_full": famous_full,
+            "curricular": curricular,
+            "family": bool(prev_words and prev_words[-1] in _FAMILY or (len(prev_words) >= 2 and prev_words[-2] in ("my", "your", "our"))),
+            "pinfo": bool(_PERSONAL_INFO.search(sent)),
+            "verb": verb,
+            "verb0": narrative_role([], nxt),
+            "qty": has_quantities(sent),
+            "tqty": quantities,
+            "storyw": bool(_STORY.search(sent)),
+            "p12": bool(_PERSONAL_1_2.search(sent)),
+            "pers": bool(_PERSONAL.search(sent)),
+            "third": bool(_THIRD.search(sent)),
+            "howmany": bool(_HOW_MANY.search(sent)),
+            "copula": bool(nxt) and nxt[0] in ("is", "was", "are", "were", "and"),
+            "speech": bool(nxt) and nxt[0] in _SPEECH_NEXT,
+            "hyp": bool(_HYPOTHETICAL.match(sent.lstrip(" \t\"'\u201c([*-"))),
+            "head": head,
+        }
+
+    def _keep_decision(self, toks: list[Tok], k: int, memory: SessionMemory, sig: dict) -> bool:
+        """The rules' keep review: True = not a participant (public figure, curricular term, place,
+        story character)."""
+        t = toks[k]
+        if sig["kept_mem"] or sig["famous"] or sig["place"]:
+            return True
+        if sig["famous_full"]:
+            memory.add_kept(toks[k + 1].text)
+            return True
+        if sig["curricular"]:
+            return True
+        # third-person actor of a word problem / story ("Mike has 4 cookies", "How many yards did
+        # Jason run?"). In one-to-one tutoring (fewer than two people addressed so far) a name the
+        # tutor talks *about* in a maths context is a character; in a classroom (several people
+        # addressed) classmates are talked about too, so stricter evidence is needed.
+        if sig["family"]:
+            return False  # "my sister Maria", "your friend Tom"
+        if sig["pinfo"]:
+            return False
+        verb, qty = sig["verb"], sig["qty"]
         if memory.addressed() >= 2 or memory.classroom:  # classroom
-            return verb and qty and not (_PERSONAL.search(sent) and not _HOW_MANY.search(sent))
-        if not (qty or quantities or _STORY.search(sent)):
+            return verb and qty and not (sig["pers"] and not sig["howmany"])
+        if not (qty or sig["tqty"] or sig["storyw"]):
             # "Tony samples all the students in his classes": a third-person actor with a narrative
             # verb, referred to as he/she, in a sentence without I/you
-            return (t.sent_init and narrative_role([], nxt) and bool(_THIRD.search(sent))
-                    and not _PERSONAL_1_2.search(sent))
-        if _PERSONAL_1_2.search(sent) and not _HOW_MANY.search(sent):
+            return t.sent_init and sig["verb0"] and sig["third"] and not sig["p12"]
+        if sig["p12"] and not sig["howmany"]:
             return False  # "I like how Julia is showing me ..." talks about a classmate
         if not verb:
-            verb = t.poss or (bool(nxt) and nxt[0] in ("is", "was", "are", "were", "and"))
+            verb = t.poss or sig["copula"]
         return verb
 
     # ------------------------------------------------------------------ spans
