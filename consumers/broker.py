@@ -73,7 +73,6 @@ class EmbeddedBroker:
             port=embedded.port,
             startup_timeout_s=embedded.startup_timeout_s,
             log_file=embedded.log_file,
-            storage_engine=embedded.storage_engine,
         )
 
     @property

@@ -521,6 +521,7 @@ class Worker:
             try:
                 await self._commit()
                 self._update_gauges()
+                await self._check_regression()
             except Exception as exc:  # keep committing whatever happens
                 log.warning("commit loop error: %s", type(exc).__name__)
 
@@ -545,6 +546,23 @@ class Worker:
             # lag = records on the broker not yet finished by us (committed or not)
             base = po.committed if po.committed is not None else (po.pending[0] if po.pending else hw)
             self.metrics.set_lag(tp.topic, tp.partition, max(0, hw - base))
+
+    async def _check_regression(self) -> None:
+        """A consumer position beyond the broker's log end means the broker lost its log (e.g. an
+        in-memory broker restarted): read those partitions again from their beginning."""
+        for tp, po in list(self._offsets.items()):
+            hw = self._consumer.highwater(tp)
+            if hw is None or po.pending:
+                continue
+            try:
+                pos = await self._consumer.position(tp)
+            except Exception:
+                continue
+            if pos > hw:
+                log.warning("%s[%d]: position %d is beyond the broker's log end %d; re-reading from the start",
+                            tp.topic, tp.partition, pos, hw)
+                po.committed = None
+                self._consumer.seek(tp, 0)
 
     async def _erase(self, session_ids: list[str]) -> None:
         """Tombstone the stored state of sessions that expired (idle longer than the TTL)."""

@@ -51,10 +51,6 @@ class EmbeddedBrokerSettings(BaseModel):
     port: int = 0  # 0 → a free port
     startup_timeout_s: float = 15.0
     log_file: str | None = None
-    #: Tansu storage: memory://tansu/ (lost on exit) or s3://BUCKET/ (an S3-compatible store
-    #: configured with the AWS_ENDPOINT / AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
-    #: AWS_DEFAULT_REGION / AWS_ALLOW_HTTP environment variables) to survive broker restarts.
-    storage_engine: str = "memory://tansu/"
 
 
 class TopicSettings(BaseModel):
@@ -195,6 +191,8 @@ class LLMSettings(BaseModel):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
+        # validation errors must never echo input values (secrets, keys)
+        hide_input_in_errors=True,
         env_prefix="PLAINSIGHT_",
         env_nested_delimiter="__",
         extra="forbid",
