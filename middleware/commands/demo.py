@@ -142,6 +142,7 @@ async def _demo(args: argparse.Namespace) -> int:
             rc = 1
         reader_task.cancel()
         elapsed = time.time() - t_start
+        replies = await _reply_round_trip(args, settings, bootstrap, producer, order, results)
         worker.request_stop()
         await worker_task
     finally:
@@ -159,6 +160,8 @@ async def _demo(args: argparse.Namespace) -> int:
         for e in out.entities:
             labels[e.label] = labels.get(e.label, 0) + 1
     summary = {
+        "replies_sent": replies[0],
+        "replies_restored": replies[1],
         "turns_sent": len(order),
         "turns_received": len(results),
         "sessions": len({t.session_id for t in order}),
@@ -177,9 +180,58 @@ async def _demo(args: argparse.Namespace) -> int:
         print()
         print(f"turns: {summary['turns_received']}/{summary['turns_sent']} in {summary['sessions']} sessions, "
               f"{elapsed:.1f}s; entities replaced: {summary['entities']}")
+        print(f"tutor replies written with surrogates, restored for the student: {replies[1]}/{replies[0]}")
         print(f"end-to-end latency: p50 {summary['e2e_p50_ms']} ms, p95 {summary['e2e_p95_ms']} ms, "
               f"p99 {summary['e2e_p99_ms']} ms, max {summary['e2e_max_ms']} ms")
     if len(results) < len(order):
         print(f"error: {len(order) - len(results)} turns got no output within {args.timeout}s", file=sys.stderr)
         rc = 1
     return rc
+
+
+async def _reply_round_trip(args, settings, bootstrap, producer, order, results, n: int = 6) -> tuple[int, int]:
+    """The tutor LLM only ever saw surrogates, so its replies use them. Send a few de-identified
+    tutor turns back as tutor replies and check the student gets the real text again."""
+    import asyncio
+    import time
+
+    from consumers.kafka import make_consumer
+    from middleware.schemas import InputTurn, OutputTurn
+
+    picks = [t for t in order if t.role == "tutor" and (t.session_id, str(t.turn_id)) in results
+             and results[(t.session_id, str(t.turn_id))][0].entities][:n]
+    if not picks:
+        return 0, 0
+    reader = make_consumer(settings, bootstrap, settings.topics.replies_out, group_id=f"plainsight-demo-replies-{time.time()}")
+    await reader.start()
+    restored = 0
+    try:
+        for t in picks:
+            deid = results[(t.session_id, str(t.turn_id))][0]
+            reply = InputTurn(session_id=t.session_id, turn_id=f"reply-{t.turn_id}", role="tutor", text=deid.text,
+                              sent_at=time.time())
+            await producer.send_and_wait(settings.topics.replies_in, key=t.session_id.encode(),
+                                         value=reply.model_dump_json().encode())
+        got: dict[tuple[str, str], OutputTurn] = {}
+        deadline = time.monotonic() + 30
+        while len(got) < len(picks) and time.monotonic() < deadline:
+            batch = await reader.getmany(timeout_ms=200)
+            for _tp, msgs in batch.items():
+                for m in msgs:
+                    o = OutputTurn.model_validate_json(m.value)
+                    got[(o.session_id, str(o.turn_id))] = o
+        if not args.quiet and not args.json:
+            print()
+            print("tutor replies (the tutor LLM only saw surrogates) → what the student sees:")
+        for t in picks:
+            o = got.get((t.session_id, f"reply-{t.turn_id}"))
+            if o is None:
+                continue
+            ok = o.text == t.text
+            restored += ok
+            if not args.quiet and not args.json:
+                print(f"[{t.session_id}] tutor: {results[(t.session_id, str(t.turn_id))][0].text}")
+                print(f"    → {o.text}{'' if ok else '   (differs from the original)'}")
+    finally:
+        await asyncio.wait_for(reader.stop(), 10)
+    return len(picks), restored
