@@ -423,36 +423,61 @@ def gold_ents(dialogue: dict) -> list[Ent]:
     ]
 
 
-def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:
-    """Run ``pipeline`` over one dialogue exactly as the worker would: turn by turn, in order, in
-    one session (never looking ahead). Blank turns are skipped (the worker dead-letters them)."""
+def _dialogue_turns(dialogue: dict, index: int, t0: float):
+    """(turn index, InputTurn or None for a blank turn, text) for one dialogue, in order."""
     from .schemas import InputTurn
 
     sid = str(dialogue.get("id") or f"dialogue-{index}")
     meta = dialogue.get("meta") or {}
-    res = DialogueResult(id=sid, meta=meta, gold=gold_ents(dialogue), pred=[])
     for i, turn in enumerate(dialogue["turns"]):
-        res.turns += 1
         text = turn.get("text") or ""
         if not text.strip():
-            res.empty_turns += 1
+            yield i, None, text
             continue
         role = str(turn.get("speaker") or "student")[:64] or "student"
-        it = InputTurn(
-            session_id=sid,
-            turn_id=i,
-            role=role,
-            text=text,
-            sent_at=float(turn.get("sent_at") or (t0 + i)),
-            metadata=dict(meta),
-        )
+        yield i, InputTurn(session_id=sid, turn_id=i, role=role, text=text,
+                           sent_at=float(turn.get("sent_at") or (t0 + i)), metadata=dict(meta)), text
+
+
+def _record(res: "DialogueResult", i: int, text: str, out, elapsed: float) -> None:
+    tm = out.timings_ms or {}
+    # the pipeline's detection stage ("fast_pass"; "detect" in older versions), else the whole turn
+    res.detect_ms.append(tm.get("fast_pass", tm.get("detect", elapsed)))
+    res.pred.extend(Ent(i, s.start, s.end, s.label, text[s.start : s.end]) for s in out.spans)
+
+
+def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:
+    """Run ``pipeline`` over one dialogue exactly as the worker would: turn by turn, in order, in
+    one session (never looking ahead). Blank turns are skipped (the worker dead-letters them)."""
+    sid = str(dialogue.get("id") or f"dialogue-{index}")
+    res = DialogueResult(id=sid, meta=dialogue.get("meta") or {}, gold=gold_ents(dialogue), pred=[])
+    for i, it, text in _dialogue_turns(dialogue, index, t0):
+        res.turns += 1
+        if it is None:
+            res.empty_turns += 1
+            continue
         t = time.perf_counter()
         out = pipeline.process_sync(it)
-        elapsed = (time.perf_counter() - t) * 1e3
-        tm = out.timings_ms or {}
-        # the pipeline's detection stage ("fast_pass"; "detect" in older versions), else the whole turn
-        res.detect_ms.append(tm.get("fast_pass", tm.get("detect", elapsed)))
-        res.pred.extend(Ent(i, s.start, s.end, s.label, text[s.start : s.end]) for s in out.spans)
+        _record(res, i, text, out, (time.perf_counter() - t) * 1e3)
+    pipeline.sessions.drop(sid)
+    return res
+
+
+async def arun_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:
+    """Like :func:`run_dialogue` through the async ``Pipeline.process`` (with the LLM stage when
+    it is configured). Scored spans are those of the tutor-facing output."""
+    sid = str(dialogue.get("id") or f"dialogue-{index}")
+    res = DialogueResult(id=sid, meta=dialogue.get("meta") or {}, gold=gold_ents(dialogue), pred=[])
+    for i, it, text in _dialogue_turns(dialogue, index, t0):
+        res.turns += 1
+        if it is None:
+            res.empty_turns += 1
+            continue
+        t = time.perf_counter()
+        out = await pipeline.process(it)
+        if out.refined is not None:  # async-refine: let the refinement finish (it teaches memory)
+            await out.final_logs()
+        _record(res, i, text, out, (time.perf_counter() - t) * 1e3)
     pipeline.sessions.drop(sid)
     return res
 

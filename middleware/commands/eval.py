@@ -19,6 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=["cascade", "presidio"], default=None, help="detector (default: from config)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="score only the first N dialogues")
     p.add_argument("--config", default=None, help="YAML config file")
+    from ..llm.cli_args import add_llm_arguments
+
+    add_llm_arguments(p)
     p.add_argument(
         "--data-dir",
         default=None,
@@ -44,7 +47,10 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         print("plainsight eval: --limit must be >= 1", file=sys.stderr)
         return 2
+    from ..llm.cli_args import llm_overrides
+
     overrides = {"detection": {"engine": args.engine}} if args.engine else {}
+    overrides.update(llm_overrides(args))
     settings = load_settings(args.config, **overrides)
     # Presidio warns once per unmapped spaCy entity; that is noise here (and slows its timing)
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
@@ -53,11 +59,26 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     results = []
     out = open(args.predictions, "w", encoding="utf-8") if args.predictions else None
+    use_llm = pipeline.llm is not None and pipeline.llm.enabled
     try:
-        for i, d in enumerate(read_dialogues(path, args.limit)):
-            res = run_dialogue(pipeline, d, i)
-            results.append(res)
-            if out is not None:
+        if use_llm:
+            import asyncio
+
+            from ..evaluation import arun_dialogue
+
+            async def _all() -> None:
+                try:
+                    for i, d in enumerate(read_dialogues(path, args.limit)):
+                        results.append(await arun_dialogue(pipeline, d, i))
+                finally:
+                    await pipeline.aclose()
+
+            asyncio.run(_all())
+        else:
+            for i, d in enumerate(read_dialogues(path, args.limit)):
+                results.append(run_dialogue(pipeline, d, i))
+        if out is not None:
+            for res in results:
                 out.write(json.dumps(predictions_record(res), ensure_ascii=False) + "\n")
     finally:
         if out is not None:
@@ -68,11 +89,37 @@ def run(args: argparse.Namespace) -> int:
         **summarize(results),
         "wall_s": time.perf_counter() - t0,
     }
+    if use_llm:
+        summary["llm"] = _llm_summary(pipeline.llm, settings)
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=None))
     else:
         print(format_table(summary))
     return 0
+
+
+def _llm_summary(stage, settings) -> dict:
+    """Tokens, cost and the share of turns sent to the model, from the stage's counters."""
+    snap = stage.stats.snapshot()
+    prompt = sum(t["prompt"] for t in snap["tokens"].values())
+    completion = sum(t["completion"] for t in snap["tokens"].values())
+    sent = sum(snap["sent"].values())
+    cost = snap["cost_usd"]["total"]
+    return {
+        "model": settings.llm.model_name,
+        "mode": settings.llm.mode,
+        "policy": settings.llm.policy,
+        "turns": snap["turns"],
+        "turns_sent": sent,
+        "share_sent": round(sent / snap["turns"], 4) if snap["turns"] else 0.0,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "tokens_per_sent_turn": round((prompt + completion) / sent, 1) if sent else 0.0,
+        "cost_usd": round(cost, 6),
+        "cost_per_1m_input_tokens_usd": round(cost / prompt * 1e6, 4) if prompt else None,
+        "degraded": snap["degraded"],
+        "stats": snap,
+    }
 
 
 def _f(x, nd: int = 3) -> str:
