@@ -133,7 +133,7 @@ class KafkaStateStore:
             batch = await self._consumer.getmany(*pending, timeout_ms=100)
             for tp, recs in batch.items():
                 for r in recs:
-                    self._apply(tp.partition, r)
+                    self._apply(tp.partition, r, loading=True)
                     n += 1
             for tp in list(pending):
                 hw = self._consumer.highwater(tp)
@@ -146,15 +146,18 @@ class KafkaStateStore:
         self.loaded += n
         return n
 
-    def _apply(self, partition: int, rec) -> None:
+    def _apply(self, partition: int, rec, loading: bool = False) -> None:
         if rec.key is None:
             return
         sid = rec.key.decode("utf-8", "surrogatepass")
         if rec.value is None:  # tombstone: the session was erased
             self._erase_local(sid)
             return
-        if dict(rec.headers or ()).get(WRITER_HEADER) == self.writer_id:
-            return  # our own write: memory is already ahead of it
+        if not loading and dict(rec.headers or ()).get(WRITER_HEADER) == self.writer_id:
+            # our own write read back by the tail: memory (or the stash) is already ahead of it.
+            # (While loading a newly assigned partition every record counts, ours included: we
+            # may have owned the partition before, and dropped its sessions when it was revoked.)
+            return
         self._partition_of[sid] = partition
         self._blobs[sid] = (partition, rec.value)
         if self.pipeline is not None:
