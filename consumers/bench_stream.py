@@ -134,7 +134,7 @@ class WorkerProcs:
     """K ``plainsight serve`` processes sharing one consumer group."""
 
     def __init__(self, n: int, bootstrap: str, config_path: str, extra_args: list[str] | None = None,
-                 env: dict | None = None, log_dir: str | None = None) -> None:
+                 env: dict | None = None, log_dir: str | None = None, metrics: bool = False) -> None:
         self.n = n
         self.bootstrap = bootstrap
         self.config_path = config_path
@@ -143,10 +143,21 @@ class WorkerProcs:
         self.log_dir = log_dir
         self.procs: list[subprocess.Popen] = []
         self._logs = []
+        #: with ``metrics``, each worker serves /metrics on its own free port (listed here)
+        self.metrics = metrics
+        self.metrics_ports: list[int] = []
 
     def start_one(self) -> subprocess.Popen:
+        if self.metrics:
+            from .broker import free_port
+
+            port = free_port()
+            self.metrics_ports.append(port)
+            mflags = ["--metrics-port", str(port), "--metrics-host", "127.0.0.1"]
+        else:
+            mflags = ["--no-metrics"]
         cmd = [sys.executable, "-m", "middleware.cli", "serve", "--config", self.config_path,
-               "--bootstrap-servers", self.bootstrap, "--no-metrics", "--log-level", "WARNING", *self.extra_args]
+               "--bootstrap-servers", self.bootstrap, *mflags, "--log-level", "INFO", *self.extra_args]
         env = dict(os.environ)
         env.update(self.env or {})
         if self.log_dir:
@@ -162,6 +173,25 @@ class WorkerProcs:
     def start(self) -> None:
         for _ in range(self.n):
             self.start_one()
+
+    def scrape_metrics(self) -> list[str]:
+        import urllib.request
+
+        out = []
+        for port in self.metrics_ports:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    out.append(r.read().decode("utf-8", "replace"))
+            except OSError:
+                pass
+        return out
+
+    def kill_one(self, i: int = 0) -> None:
+        """SIGKILL worker ``i`` (fault injection) and wait for it to die."""
+        p = self.procs[i]
+        if p.poll() is None:
+            p.kill()
+            p.wait(10)
 
     def stop(self, timeout: float = 30.0) -> None:
         for p in self.procs:

@@ -17,6 +17,9 @@ from .sessions import SessionState
 
 FORMAT = 1
 
+#: Keys of ``SessionState.extra`` kept in the stored state (JSON-serialisable values only).
+PERSISTED_EXTRA = ("journal", "llm_context")
+
 
 class Cipher(Protocol):
     def encrypt(self, plaintext: bytes, session_id: str) -> bytes: ...
@@ -83,8 +86,10 @@ class SessionCodec:
             "turns": state.turns,
             "replace": replace,
             "memory": _plain(state.detect_memory),
-            # outputs of not-yet-committed turns (de-identified text only), for identical replays
-            "journal": state.extra.get("journal") or {},
+            # transport/stage bookkeeping that must survive a move to another worker: outputs of
+            # not-yet-committed turns (for identical replays) and the LLM's sliding context —
+            # both de-identified text only
+            "extra": {k: state.extra[k] for k in PERSISTED_EXTRA if state.extra.get(k)},
         }
         return json.dumps(doc, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
@@ -103,8 +108,9 @@ class SessionCodec:
         if mem is not None and fresh.detect_memory is not None:
             fresh.detect_memory = _restore(type(fresh.detect_memory), mem)
         fresh.turns = int(doc.get("turns", 0))
-        if doc.get("journal"):
-            fresh.extra["journal"] = doc["journal"]
+        for k, v in (doc.get("extra") or {}).items():
+            if k in PERSISTED_EXTRA:
+                fresh.extra[k] = v
         return fresh
 
     def encode(self, state: SessionState) -> bytes:

@@ -22,6 +22,10 @@ BENCHES: dict[str, tuple[str, str]] = {
         "middleware.commands.bench_stream",
         "turns/s and end-to-end latency through a broker and 1..K worker processes",
     ),
+    "faults": (
+        "middleware.commands.bench_faults",
+        "SIGKILL, broker restart, LLM outage, 10,000 hostile inputs, then a leak scan",
+    ),
 }
 
 

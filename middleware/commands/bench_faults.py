@@ -1,0 +1,33 @@
+"""`plainsight bench faults`: SIGKILL, broker restart, LLM outage and 10,000 hostile inputs,
+each followed by a leak scan of everything plainsight wrote (see consumers/bench_faults.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--turns", type=int, default=3000, help="turns per streaming scenario (default 3000)")
+    p.add_argument("--hostile", type=int, default=10_000, help="hostile inputs (default 10000)")
+    p.add_argument("--only", default=None, help="comma list of scenarios: sigkill,broker_restart,llm_outage,hostile")
+    p.add_argument("--data-dir", help="dev dialogue files (default ../shared/data/dev or PLAINSIGHT_DATA_DIR)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    from pathlib import Path
+
+    from consumers.bench_faults import run_all
+
+    only = [x.strip() for x in args.only.split(",")] if args.only else None
+    res = asyncio.run(run_all(Path(args.data_dir) if args.data_dir else None, args.turns, args.hostile, only))
+    print(json.dumps(res) if args.json else json.dumps(res, indent=2))
+    ok = res["total_leaks"] == 0
+    for name in ("sigkill",):
+        if name in res:
+            ok &= res[name]["output_missing"] == 0 and res[name]["output_duplicates_differing"] == 0
+    if "hostile" in res:
+        ok &= res["hostile"]["unaccounted"] == 0 and res["hostile"]["worker_alive"]
+    return 0 if ok else 1
