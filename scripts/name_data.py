@@ -56,8 +56,9 @@ def read(path: str | Path, split: str | None = None) -> list[dict]:
 class NamePool:
     """Surrogate names drawn from the shipped lexicon (names-dataset ranks, 105 countries).
 
-    A mixture: popular first names (best rank <= 200 somewhere, 45 %), the tail (<= 1000, 40 %), and
-    names that are also ordinary English words (Will, Sandy, Rim, Hope: the hard cases, 15 %)."""
+    First names: popular ones (best rank <= 200 somewhere, 40 %), the tail (<= 1000, 35 %), names
+    that are also ordinary English words (Will, Sandy, Rim, Hope: the hard cases, 15 %) and names no
+    table knows (10 %, spliced from two names); surnames: rank <= 1000 (70 %) or spliced (30 %)."""
 
     def __init__(self, seed: int = 0) -> None:
         import sys
@@ -66,6 +67,7 @@ class NamePool:
         from middleware.detection.lexicon import get_lexicon
 
         lex = get_lexicon()
+        self.lex = lex
         self.rng = random.Random(seed)
         top, tail, wordish, last = [], [], [], []
         for key, fr, lr, lo, ti in lex.rows():
@@ -83,12 +85,26 @@ class NamePool:
     def _title(key: str) -> str:
         return "-".join(p[:1].upper() + p[1:] for p in key.split("-"))
 
+    def spliced(self, pool: list[str]) -> str:
+        """A name no table knows (rare names are common in real rosters): the start of one name and
+        the end of another ("Vizi" + "rov"), checked absent from the lexicon."""
+        for _ in range(20):
+            a, b = self.rng.choice(pool), self.rng.choice(pool)
+            w = a[: max(2, len(a) // 2 + self.rng.randint(-1, 1))] + b[len(b) // 2 :]
+            if 4 <= len(w) <= 11 and w not in self.lex:
+                return self._title(w)
+        return self._title(self.rng.choice(pool))
+
     def first(self) -> str:
         r = self.rng.random()
-        pool = self.top if r < 0.45 else self.tail if r < 0.85 else self.wordish
+        if r >= 0.9:
+            return self.spliced(self.top)
+        pool = self.top if r < 0.4 else self.tail if r < 0.75 else self.wordish
         return self._title(self.rng.choice(pool))
 
     def surname(self) -> str:
+        if self.rng.random() < 0.3:
+            return self.spliced(self.last)
         return self._title(self.rng.choice(self.last))
 
 

@@ -73,7 +73,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*", default=list(FILES), help="dev files (names or paths); default: all five")
     ap.add_argument("--split", default=None, help="tune | check | final | test (= check+final), or a+b")
-    ap.add_argument("--no-ner", action="store_true")
+    ap.add_argument("--no-ner", action="store_true", help="never run spaCy NER")
+    ap.add_argument("--ner", action="store_true", help="always run spaCy NER (default: only without a name model)")
     ap.add_argument("--no-model", action="store_true", help="rules only (no learned name model)")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--labels", default="NAME")
@@ -87,7 +88,7 @@ def main() -> int:
 
     labels = tuple(args.labels.split(","))
     split = "check+final" if args.split == "test" else args.split
-    cascade = Cascade(use_ner=not args.no_ner, use_model=not args.no_model)
+    cascade = Cascade(use_ner=False if args.no_ner else True if args.ner else None, use_model=not args.no_model)
     if args.model is not None and not args.no_model:
         from middleware.detection.namemodel import NameModel
 

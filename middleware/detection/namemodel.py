@@ -28,24 +28,31 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "name_model.json.
 
 
 class NameModel:
-    def __init__(self, weights: dict[str, float], bias: float, threshold: float, meta: dict | None = None) -> None:
+    def __init__(self, weights: dict[str, float], bias: float, threshold: float, meta: dict | None = None,
+                 class_thresholds: dict[str, float] | None = None) -> None:
         self.weights = weights
         self.bias = bias
         self.threshold = threshold
+        #: stricter thresholds for some lexicon classes (names that are also ordinary words)
+        self.class_thresholds = class_thresholds or {}
         self.meta = meta or {}
+
+    def threshold_for(self, cls: str) -> float:
+        return max(self.threshold, self.class_thresholds.get(cls, 0.0))
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> "NameModel":
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             d = json.load(fh)
-        return cls(d["weights"], float(d["bias"]), float(d["threshold"]), d.get("meta"))
+        return cls(d["weights"], float(d["bias"]), float(d["threshold"]), d.get("meta"), d.get("class_thresholds"))
 
     def save(self, path: Path = MODEL_PATH) -> None:
         data = {"meta": self.meta, "bias": round(self.bias, 5), "threshold": round(self.threshold, 4),
+                "class_thresholds": self.class_thresholds,
                 "weights": {k: round(v, 5) for k, v in sorted(self.weights.items())}}
         raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
         with open(path, "wb") as fh:  # mtime 0: byte-identical output for identical weights
-            with gzip.GzipFile(fileobj=fh, mode="wb", compresslevel=9, mtime=0) as gz:
+            with gzip.GzipFile(filename="", fileobj=fh, mode="wb", compresslevel=9, mtime=0) as gz:
                 gz.write(raw)
 
     def logit(self, feats: list[str]) -> float:

@@ -72,6 +72,8 @@ STOP = frozenset(
     yesterday first second third next last one two three four five six seven eight nine ten also even
     still maybe let lets let's like love go going got get see look wait listen think know said say says
     honey sweetie sweetheart darling hon kiddo pal champ love babe baby
+    sh shh shhh sssh ssh yay yey yah oy unm umm uhm uhh mm mmm mhm ugh eh aw aww ooh ohh whoa yikes geez jeez gosh duh meh
+    ha haha hah woah
     way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't""".split()
 )
 
@@ -126,8 +128,10 @@ def tokenize(text: str, lex: Lexicon) -> list[Tok]:
                 info = TokenInfo(logp_lower=max(p.logp_lower for p in parts), logp_title=ABSENT)
         if info is UNKNOWN and len(w) > 4 and w[-1] in "sS":
             stem = lex.info(w[:-1]) if w[-2] not in "sS" else UNKNOWN
-            if stem.logp_lower > ABSENT or lex.info(w[:-2]).logp_lower > ABSENT:  # "frostings", "sixths"
-                info = TokenInfo(logp_lower=-16.0)
+            es = lex.info(w[:-2]) if w[-2] in "eE" else UNKNOWN
+            lp = max(stem.logp_lower, es.logp_lower)
+            if lp > -15.0 and not (stem.is_name and stem.word_margin < 0):  # "frostings", "sixths", "boxes"
+                info = TokenInfo(logp_lower=max(-15.9, lp - 1.0))
         cap = w[0].isupper()
         upper = len(w) > 1 and w.isupper()
         toks.append(Tok(s, e, w, info, cap, upper, w.islower(), sent_init, w.casefold(), poss))
@@ -144,8 +148,8 @@ def name_class(t: Tok) -> str:
         if i.word_margin < -1.0:
             return "propn"
         return "wordish"
-    if i.logp_lower <= ABSENT and i.logp_title <= ABSENT:
-        return "unknown"
+    if i.logp_title <= ABSENT and i.logp_lower <= -16.0:
+        return "unknown"  # absent, or a very rare word never written capitalised ("Vacos" read as a plural)
     return "word"
 
 
@@ -196,9 +200,35 @@ _SPEECH_NEXT = frozenset("said says saying asked asks thinks thought knows knew 
                          "wrote did got noticed agrees agreed disagrees answered found figured showed shared".split())
 
 
+#: Curricular heads that make "<Name>('s) <head>" an eponym even when a model sees a person.
+_EPONYM_HEADS = frozenset("""law laws theorem theorems sum sums principle constant conjecture equation equations formula
+    identity sequence series paradox lemma postulate hypothesis integral transform inequality triangle distribution sieve
+    spiral notation algorithm rule rules method's scale cycle effect""".split())
+#: Two-word expressions whose first word is a name in some country but never here ("Bless you").
+_IDIOMS = frozenset({("bless", "you"), ("rock", "paper"), ("thank", "god"), ("dear", "god"), ("oh", "god")})
+#: A sentence-initial ordinary-word name running into the sentence ("Grace period ...") needs more.
+_SENT_INIT_WORD_THRESHOLD = 0.5
+_CALENDAR_FIRST = frozenset("jan april may june august".split())
+_SPEECH_ING_NEXT = frozenset("saying telling asking thinking explaining showing talking sharing doing trying going working".split())
 _PRONOUN_12 = frozenset("i me you we us my your".split())
 _PREPOSITIONS = frozenset("with to for from at by of on about like than after before behind next between and or".split())
 _HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|what if)\b", re.IGNORECASE)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """a and b differ by exactly one insertion, deletion or substitution."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)) :] == b[i + 1 :]
+
+
+def _near_problem(low: str, problem: set[str]) -> bool:
+    return len(low) >= 5 and any(len(p) >= 5 and p[0] == low[0] and _one_edit(low, p) for p in problem)
 
 
 def _bin_rank(r: int) -> str:
@@ -297,6 +327,8 @@ class NameFinder:
             cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
             if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
                 continue  # a character of the session's problem text
+            if memory.problem and strength <= 0 and not cue and _near_problem(t.low, memory.problem):
+                continue  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
             if memory_ok and strength >= 1.0:
                 decided[k] = 0.95
                 confirmed.add(k)
@@ -339,10 +371,21 @@ class NameFinder:
                     continue
                 decided[k] = score
                 continue
+            if kept and (sig["famous"] or sig["place"] or sig["famous_full"] or sig["head"] in _EPONYM_HEADS):
+                memory.add_kept(t.text)  # public figures, places, eponyms: the model does not overrule these
+                continue
+            if k + 1 < n and (t.low, toks[k + 1].low) in _IDIOMS:
+                continue
+            if cue == "title" and not kept:
+                decided[k] = score  # "Mr. Nekrasov": a title is as direct as a greeting
+                continue
             feats = self.model_features(toks, k, text, cls, score, strength, sig, kept, memory, ctx, k in ner_starts, gap_prev, gap_next)
             if trace is not None:
                 trace.append((t.start, t.end, feats))
-            if model.prob(feats) >= model.threshold:
+            thr = model.threshold_for(cls)
+            if cls in ("wordish", "word") and t.sent_init and t.cap and not gap_next.strip():
+                thr = max(thr, _SENT_INIT_WORD_THRESHOLD)  # "Grace period is over", "Mark the answer"
+            if model.prob(feats) >= thr:
                 decided[k] = max(score, 0.8)
             elif kept:
                 memory.add_kept(t.text)
@@ -519,8 +562,11 @@ class NameFinder:
             if "[" in gap_prev or after in ("]", ")"):
                 return ""
             ends = after == "?" or (after in ("!", ".") and (last or gap_next.strip() in (".", "!")))
-            if cls == "wordish":  # Will, Hope, Liberty: only as a called-on question ("Liberty?")
+            if cls == "wordish":  # Will, Hope, Liberty: a called-on question ("Liberty?") or "Olive can you ..."
                 if t.info.word_margin < 2.0 and after == "?" and (t.sent_init or gap_prev.strip() == ","):
+                    return "direct"
+                if t.sent_init and after == " " and k + 2 < len(toks) and toks[k + 1].low in ("can", "could", "would", "do", "did") \
+                        and toks[k + 2].low in ("you", "u"):
                     return "direct"
             elif cls == "unknown":
                 if after == "?" and (t.sent_init or gap_prev.strip() == ","):
@@ -605,7 +651,7 @@ class NameFinder:
             "third": bool(_THIRD.search(sent)),
             "howmany": bool(_HOW_MANY.search(sent)),
             "copula": bool(nxt) and nxt[0] in ("is", "was", "are", "were", "and"),
-            "speech": bool(nxt) and nxt[0] in _SPEECH_NEXT,
+            "speech": bool(nxt) and (nxt[0] in _SPEECH_NEXT or (nxt[0] in ("is", "was") and len(nxt) > 1 and nxt[1] in _SPEECH_ING_NEXT)),
             "hyp": bool(_HYPOTHETICAL.match(sent.lstrip(" \t\"'\u201c([*-"))),
             "head": head,
         }
@@ -656,6 +702,8 @@ class NameFinder:
                 nt = toks[b + 1]
                 if gap not in (" ", ". ") or (gap == ". " and len(toks[b].text) != 1):
                     break
+                if len(nt.text) == 1 and b + 1 not in decided and not self._initial_at(toks, b + 1, text):
+                    break  # "Put those away Mahfuzur I don't ...": the pronoun, not an initial
                 if b + 1 in decided or self._is_part(nt, toks[k]):
                     b += 1
                 else:
@@ -686,6 +734,17 @@ class NameFinder:
         return spans
 
     @staticmethod
+    def _initial_at(toks: list[Tok], j: int, text: str) -> bool:
+        """Is the one-letter token ``toks[j]`` an initial (followed by '.', or by a capitalised name part)?"""
+        t = toks[j]
+        if text[t.end : t.end + 1] == ".":
+            return True
+        if j + 1 < len(toks) and text[t.end : toks[j + 1].start] == " ":
+            nt = toks[j + 1]
+            return nt.cap and len(nt.text) > 1 and nt.low not in STOP and name_class(nt) in ("pure", "propn", "unknown")
+        return False
+
+    @staticmethod
     def _is_part(t: Tok, anchor: Tok) -> bool:
         """Can ``t`` continue a name next to ``anchor`` (same casing style)?"""
         if anchor.cap:
@@ -693,8 +752,10 @@ class NameFinder:
                 return t.low in ("de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el")
             if len(t.text) == 1:
                 return True  # initial
-            if t.low in STOP or is_calendar(t.text) or is_place(t.text):
+            if t.low in STOP or is_place(t.text):
                 return False
+            if is_calendar(t.text):  # "Jan Jílek", "April Kowalczyk": a first name before a surname
+                return t.low in _CALENDAR_FIRST and (anchor.info.last_rank <= 2500 or name_class(anchor) == "unknown")
             cls = name_class(t)
             return cls in ("pure", "propn", "unknown") or (cls == "wordish" and t.info.name_rank <= 2500 and t.info.word_margin < 1.0)
         # lowercase names continue with lowercase names
