@@ -320,9 +320,9 @@ class Worker:
                     step.done() or step.set_result(None)
                     return True
                 result = await self.pipeline.process(turn)
-                now_out = [(t.output, result.deid, _timing_headers(result.deid))]
+                now_out = [(t.output, _payload(result.deid), _timing_headers(result.deid))]
                 if result.refined is None:
-                    now_out.append((t.logs, result.logs, _timing_headers(result.logs)))
+                    now_out.append((t.logs, _payload(result.logs), _timing_headers(result.logs)))
                     later = None
                 else:
                     later = result  # logs wait for the refinement (policy async-refine)
@@ -382,8 +382,7 @@ class Worker:
             for key in [k for k in journal if k.startswith(f"{tp.topic}:{tp.partition}:") and int(k.rsplit(":", 1)[1]) < floor]:
                 del journal[key]
         journal[f"{tp.topic}:{tp.partition}:{offset}"] = [
-            (topic, base64.b64encode(out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out).decode())
-            for topic, out, _h in outputs
+            (topic, base64.b64encode(_payload(out)).decode("ascii")) for topic, out, _h in outputs
         ]
 
     def _state_payloads(self, session_id: str) -> list:
@@ -426,10 +425,7 @@ class Worker:
     async def _produce_all(self, session_id: str, outputs: list) -> bool:
         """outputs: (topic, OutputTurn | bytes | None, extra headers | None); None = tombstone."""
         key = session_id.encode("utf-8")
-        payloads = []
-        for topic, out, headers in outputs:
-            value = out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out
-            payloads.append((topic, value, headers))
+        payloads = [(topic, _payload(out), headers) for topic, out, headers in outputs]
         return await self._send_acked(payloads, key)
 
     async def _send_acked(self, payloads: list, key: bytes | None) -> bool:
@@ -606,6 +602,10 @@ class Worker:
         if self.metrics is not None:
             self.metrics.set_ready(True)
 
+
+
+def _payload(out: OutputTurn | bytes | None) -> bytes | None:
+    return out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out
 
 
 def _timing_headers(out: OutputTurn) -> list[tuple[str, bytes]]:
