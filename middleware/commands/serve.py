@@ -26,7 +26,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    return asyncio.run(serve(args))
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(serve(args))
+
+
+def _loop_factory():
+    """uvloop when installed (less per-message overhead in the Kafka clients), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 async def serve(args: argparse.Namespace) -> int:
