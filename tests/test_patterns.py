@@ -284,12 +284,30 @@ def test_id_negative(text):
         ("i live at 45 maple avenue", "45 maple avenue"),
         ("P.O. Box 287, Tallinn, Estonia", "P.O. Box 287, Tallinn, Estonia"),
         ("Write to:\n20789 Allika 46\n Suite 501\n Riisa\n\n Estonia 62488", "20789 Allika 46\n Suite 501\n Riisa\n\n Estonia 62488"),
-        ("my new address is 30497 Ibirapita 8057, Dolores", "30497 Ibirapita 8057, Dolores"),
+        ("my new address is 30497 Ibirapita 8057 Suite 100, Dolores, Uruguay", "30497 Ibirapita 8057 Suite 100, Dolores, Uruguay"),
         ("I live at 221B Baker Street, London NW1 6XE.", "221B Baker Street, London NW1 6XE"),
     ],
 )
 def test_address_positive(text, value):
     assert found(AddressRecognizer(), text) == [value]
+
+
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        # building number + numbered street line, a single ", City": reported part by part
+        ("Tilly lives at 10252 Kiannonkatu 184, Oulu", ["10252", "Kiannonkatu 184", "Oulu"]),
+        ("The bus drops you off at 87818 Dalmatinova 68 St. the first day", ["87818", "Dalmatinova 68"]),
+        ("Jacob lives on 90 Whitchurch Road street.", ["90 Whitchurch Road"]),
+        # an address block after a name line: each line, "Country postcode" as two parts
+        ("Maureen Thibault\n\n41086 Kiannonkatu 98\n Suite 464\n OULU\n\n Finland 80896",
+         ["41086", "Kiannonkatu 98", "Suite 464", "OULU", "Finland", "80896"]),
+        ("Billing address: Sara Schwarz\n    28245 Puruntie 82 Apt. 595\n   LAPPEENRANTA\n    SK\n    53650",
+         ["28245", "Puruntie 82", "Apt. 595", "LAPPEENRANTA", "SK", "53650"]),
+    ],
+)
+def test_address_parts(text, parts):
+    assert found(AddressRecognizer(), text) == parts
 
 
 @pytest.mark.parametrize(

@@ -214,6 +214,95 @@ class AddressRecognizer:
                 if text[end - 1] == "." and re.search(r"(?i)\b(?:st|ave|rd|dr|apt|ste|u|str|blvd|ln|ct|pl)\.$", text[start:end]):
                     break
                 end -= 1
+            end = _drop_trailing_street_word(text, start, end)
             out = [s for s in out if not (start <= s.start and s.end <= end)]
-            out.append(Span(start, end, "ADDRESS", self.name, score))
+            for a, b in _components(text, start, end):
+                out.append(Span(a, b, "ADDRESS", self.name, score))
         return sorted(out, key=lambda s: s.start)
+
+
+_TRAILING_STREET_WORD = re.compile(r"[ \t]+(?:St\.?|ST\.?|st\.|[Ss]treet)$")
+_ENDS_WITH_NUMBER_OR_TYPE = re.compile(rf"(?:\d[A-Za-z]?\.?|\b(?:{_cased(_STREET_TYPES)}|{_cased(_PREFIX_TYPES)})\b\.?[ \t]+(?:{_CW}[ \t]*)+)$")
+_BUILDING_THEN_STREET = re.compile(rf"({_NUM})[ \t]+(?=\S)(.*\d.*)$")
+
+
+def _drop_trailing_street_word(text: str, start: int, end: int) -> int:
+    """"Dalmatinova 68 St.", "90 Whitchurch Road street": a street word after a street line that is
+    already complete (it ends with its number, or already holds a street type) is not part of it."""
+    m = _TRAILING_STREET_WORD.search(text, start, end)
+    if m and "\n" not in text[start:end]:
+        head = text[start : m.start()]
+        if re.search(r"\d[A-Za-z]?\.?$", head) or re.search(rf"\b(?:{_cased(_STREET_TYPES)})\b\.?$", head) or (
+                re.match(rf"{_NUM}[ \t]+(?:{_cased(_PREFIX_TYPES)})\b", head)):
+            return m.start()
+    return end
+
+
+_MILITARY = re.compile(r"(?i)\b(?:psc|cmr|unit|usns|usnv|uscgc|uss)\b.*\b[adf]po\b", re.DOTALL)
+_UNIT_PART = re.compile(r"(?i)\b(?:apt\.?|apartment|suite|ste\.?|unit|flat|room)[ \t]*#?[A-Za-z]?\d{1,5}[A-Za-z]?\b")
+_COUNTRY_POSTCODE = re.compile(rf"^((?:(?:{_L}|\()[\w'’().-]*[ \t]+){{1,3}})(\d{{4,6}})$")
+_LINE_PREFIX = re.compile(r"^[ \t>?]*")
+
+
+def _components(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """An address written as separate parts is reported part by part (the convention of the labelled
+    data: each line of an address block, a leading building number, a trailing ", City" on its own).
+
+    * a block: the address starts a line (not after a "Label:" line) and runs over several lines,
+      its first line holding a building number and a numbered street ("28030 Edeby 55"): each line
+      is a part; a "Country 99178" line is two parts; a unit ("Apt. 297") is a part;
+    * one line "street, City" (a single locality after one comma, nothing else): two parts;
+    * "28030 Edeby 55" / "975 3968 Bay Street" alone: building number and street line.
+    Every part stays an ADDRESS span, so nothing of the address is left uncovered."""
+    seg = text[start:end]
+    if _MILITARY.search(seg):
+        return [(start, end)]
+    line_start = text.rfind("\n", 0, start) + 1
+    if "\n" in seg and not text[line_start:start].strip(" \t>?"):
+        prev_line = text[:line_start].rstrip().rsplit("\n", 1)[-1]
+        first = seg.split("\n", 1)[0]
+        if not prev_line.rstrip().endswith(":") and re.match(rf"{_NUM}[ \t]+(?=.*{_L}).*\d", first):
+            out: list[tuple[int, int]] = []
+            pos = start
+            for line in seg.split("\n"):
+                a = pos + _LINE_PREFIX.match(line).end()
+                b = pos + len(line.rstrip(" \t,"))
+                pos += len(line) + 1
+                if b <= a:
+                    continue
+                out.extend(_line_parts(text, a, b, first=not out))
+            return out
+        return [(start, end)]
+    if "\n" not in seg and seg.count(",") == 1:
+        head, tail = seg.split(",")
+        if tail.strip() and not re.search(r"\d", tail) and len(tail.split()) <= 3 and re.search(r"\d", head):
+            a2 = start + len(head) + 1 + (len(tail) - len(tail.lstrip()))
+            return _split_building_number(text, start, start + len(head.rstrip())) + [(a2, end)]
+    return _split_building_number(text, start, end)
+
+
+def _line_parts(text: str, a: int, b: int, first: bool) -> list[tuple[int, int]]:
+    line = text[a:b]
+    if first:
+        m = _UNIT_PART.search(line)
+        if m and m.start() > 0:  # "28245 Puruntie 82 Apt. 595"
+            cut = a + len(line[: m.start()].rstrip())
+            return _split_building_number(text, a, cut) + [(a + m.start(), a + m.end())]
+        return _split_building_number(text, a, b)
+    m = _COUNTRY_POSTCODE.match(line)
+    if m:  # "Sweden 99178"
+        return [(a, a + len(m.group(1).rstrip())), (a + m.start(2), b)]
+    return [(a, b)]
+
+
+def _split_building_number(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A bare street line with two numbers, "28030 Edeby 55" / "975 3968 Bay Street": the leading
+    building number and the street line are two parts (nothing else follows on the line)."""
+    seg = text[start:end]
+    if "\n" in seg or "," in seg or _UNIT_ANYWHERE.search(seg):
+        return [(start, end)]
+    m = _BUILDING_THEN_STREET.match(seg)
+    if not m or not re.search(r"\d", m.group(2)) or not re.search(rf"{_L}", m.group(2)):
+        return [(start, end)]
+    a2 = start + m.start(2)
+    return [(start, start + m.end(1)), (a2, end)]
