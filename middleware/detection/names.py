@@ -210,6 +210,7 @@ _IDIOMS = frozenset({("bless", "you"), ("rock", "paper"), ("thank", "god"), ("de
 _SENT_INIT_WORD_THRESHOLD = 0.5
 _CALENDAR_FIRST = frozenset("jan april may june august".split())
 _SPEECH_ING_NEXT = frozenset("saying telling asking thinking explaining showing talking sharing doing trying going working".split())
+_POSSESSIVES = frozenset("my your his her our their".split())
 _PRONOUN_12 = frozenset("i me you we us my your".split())
 _PREPOSITIONS = frozenset("with to for from at by of on about like than after before behind next between and or".split())
 _HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|what if)\b", re.IGNORECASE)
@@ -321,7 +322,7 @@ class NameFinder:
             gap_next = text[t.end : toks[k + 1].start] if k + 1 < n else text[t.end :]
             # 1. session memory (confirmed people: any case, possessive stripped)
             strength = memory.person_strength(t.text)
-            if t.low in STOP and not (t.low in _NAME_STOPS and t.cap and not t.sent_init):
+            if t.low in STOP and not (t.low in _NAME_STOPS and t.cap and (not t.sent_init or gap_next[:1] == ",")):
                 continue
             memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
             cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
@@ -523,6 +524,11 @@ class NameFinder:
         prev0 = toks[k - 1].low if k >= 1 else ""
         if prev0 in TITLES and t.cap and len(t.text) > 1 and re.fullmatch(r"\.? ?", gap_prev) and (cls != "word" or t.info.word_margin < 0):
             return "title"
+        # a relation: "my friend mark", "your sister Ana" (an ordinary-word name only if not a common word)
+        if (k >= 2 and toks[k - 1].low in _FAMILY and toks[k - 2].low in _POSSESSIVES and gap_prev == " "
+                and (cls in _NAMEISH or (cls == "unknown" and len(t.text) >= 3)
+                     or (cls == "wordish" and t.info.first_rank <= 300 and t.info.logp_lower < -9.5))):
+            return "direct"
         nameish = cls in _NAMEISH or (cls == "wordish" and t.cap)
         if cls == "unknown" and t.cap and len(t.text) >= 3:
             nameish = True
@@ -562,7 +568,10 @@ class NameFinder:
             if "[" in gap_prev or after in ("]", ")"):
                 return ""
             ends = after == "?" or (after in ("!", ".") and (last or gap_next.strip() in (".", "!")))
-            if cls == "wordish":  # Will, Hope, Liberty: a called-on question ("Liberty?") or "Olive can you ..."
+            if t.low in _NAME_STOPS:  # "Will, can you read the next one?"
+                if t.sent_init and after == "," and k + 1 < len(toks) and toks[k + 1].low in _ADDRESSING:
+                    return "direct"
+            elif cls == "wordish":  # Will, Hope, Liberty: a called-on question ("Liberty?") or "Olive can you ..."
                 if t.info.word_margin < 2.0 and after == "?" and (t.sent_init or gap_prev.strip() == ","):
                     return "direct"
                 if t.sent_init and after == " " and k + 2 < len(toks) and toks[k + 1].low in ("can", "could", "would", "do", "did") \
