@@ -117,6 +117,16 @@ class Cascade:
             if windows:
                 self.stats["ner_turns"] += 1
                 ner = self._ner_persons(text, windows)
-        spans.extend(self.names.find(text, ctx, memory, ner))
+        doubts: list = []
+        spans.extend(self.names.find(text, ctx, memory, ner, doubts=doubts))
         memory.turns += 1
+        memory.doubts = [[a, b] for a, b, _ in doubts]
+        memory.doubts_turn = memory.turns
         return resolve_overlaps(spans)
+
+    def candidates(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
+        """Doubtful NAME spans of the turn just detected (the model rejected them without being
+        sure): the hook the LLM stage reads to review what the fast pass left in the clear."""
+        if not isinstance(memory, SessionMemory) or memory.doubts_turn != memory.turns:
+            return []
+        return [Span(a, b, "NAME", "name-model-doubt", 0.3) for a, b in memory.doubts if 0 <= a < b <= len(text)]

@@ -30,6 +30,10 @@ class SessionMemory:
     #: the session talks to a group (several people addressed, "everyone", "raise your hand", ...)
     classroom: bool = False
     turns: int = 0
+    #: offsets [start, end] of the last turn's doubtful name candidates (rejected by the model
+    #: without being sure) and the turn count they belong to; read by ``Cascade.candidates``.
+    doubts: list = field(default_factory=list)
+    doubts_turn: int = -1
 
     def add_person(self, name: str, strength: float = 1.0) -> None:
         parts = [p for p in name.replace("\u2019", "'").split() if p]

@@ -206,6 +206,8 @@ _EPONYM_HEADS = frozenset("""law laws theorem theorems sum sums principle consta
     spiral notation algorithm rule rules method's scale cycle effect""".split())
 #: Two-word expressions whose first word is a name in some country but never here ("Bless you").
 _IDIOMS = frozenset({("bless", "you"), ("rock", "paper"), ("thank", "god"), ("dear", "god"), ("oh", "god")})
+#: Rejected candidates at least this likely are reported as doubts (``Cascade.candidates``).
+DOUBT_MIN = 0.08
 #: A sentence-initial ordinary-word name running into the sentence ("Grace period ...") needs more.
 _SENT_INIT_WORD_THRESHOLD = 0.5
 _CALENDAR_FIRST = frozenset("jan april may june august".split())
@@ -292,9 +294,10 @@ class NameFinder:
 
     # ------------------------------------------------------------------ per turn
     def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None,
-             trace: list | None = None) -> list[Span]:
+             trace: list | None = None, doubts: list | None = None) -> list[Span]:
         """NAME spans of one turn. ``trace`` (training only): receives ``(start, end, features)`` for
-        every candidate the model scores."""
+        every candidate the model scores; ``doubts``: receives ``(start, end, probability)`` of the
+        candidates the model rejected without being sure (for a later reviewer, e.g. the LLM stage)."""
         self.observe_context(ctx, memory)
         if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
             memory.classroom = True
@@ -386,10 +389,14 @@ class NameFinder:
             thr = model.threshold_for(cls)
             if cls in ("wordish", "word") and t.sent_init and t.cap and not gap_next.strip():
                 thr = max(thr, _SENT_INIT_WORD_THRESHOLD)  # "Grace period is over", "Mark the answer"
-            if model.prob(feats) >= thr:
+            p = model.prob(feats)
+            if p >= thr:
                 decided[k] = max(score, 0.8)
-            elif kept:
-                memory.add_kept(t.text)
+            else:
+                if kept:
+                    memory.add_kept(t.text)
+                if doubts is not None and p >= DOUBT_MIN:
+                    doubts.append((t.start, t.end, p))
 
         if not decided:
             return []
