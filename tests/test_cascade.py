@@ -41,6 +41,25 @@ def test_session_memory_through_cascade(cascade):
     assert [(s.start, s.end, s.label) for s in spans] == [(0, 7, "NAME")]
 
 
+def test_no_spacy_with_a_name_model(cascade):
+    # the name model scores the tokens NER would look at: spaCy is not even loaded
+    assert cascade.names.model is not None and cascade.use_ner is False and cascade._nlp is None
+    rules = Cascade(use_model=False, use_ner=False)
+    assert rules.names.model is None
+
+
+def test_candidates_hook_reports_doubts_of_the_turn_just_detected(cascade):
+    mem = cascade.new_memory()
+    text = "Why is Glyceria so impulsive?"
+    spans = cascade.detect(text, TurnContext(role="student"), mem)
+    cands = cascade.candidates(text, TurnContext(role="student"), mem)
+    assert all(c.label == "NAME" and 0 <= c.start < c.end <= len(text) for c in cands)
+    assert not any(c.start < s.end and s.start < c.end for c in cands for s in spans)
+    cascade.detect("ok", TurnContext(role="student"), mem)
+    assert cascade.candidates("ok", TurnContext(role="student"), mem) == []  # only the last turn's
+    assert cascade.candidates(text, TurnContext(role="student"), cascade.new_memory()) == []
+
+
 def test_ner_gate_skips_plain_chat(cascade):
     assert cascade._ner_windows("What is the area of the pink rectangle? That's incorrect.") == []
     assert cascade._ner_windows("The report was written by Zbigniew Wxyzkowski last week.") != []

@@ -57,3 +57,18 @@ def test_memory_bookkeeping():
     mem.add_person("Carmen", 1.0)  # confirmed people are no longer kept
     assert not mem.is_kept("carmen")
     assert mem.addressed() == 3
+
+
+def test_memory_is_plain_and_serialisable():
+    import dataclasses
+    import json
+
+    mem = SessionMemory()
+    mem.add_person("Maria Lopez", 1.0)
+    mem.doubts = [[3, 9]]
+    mem.doubts_turn = 4
+    fields = {f.name: getattr(mem, f.name) for f in dataclasses.fields(mem)}
+    plain = {k: sorted(v) if isinstance(v, set) else v for k, v in fields.items()}
+    back = json.loads(json.dumps(plain))
+    assert back["people"] == {"maria": 1.0, "lopez": 1.0} and back["doubts"] == [[3, 9]]
+    assert all(f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(mem))

@@ -129,3 +129,125 @@ def test_quantities():
     assert has_quantities("Mike has 4 cookies")
     assert has_quantities("one-third of the pizza")
     assert not has_quantities("a 19 year old man")
+
+
+# -- learned reviewer (middleware/data/name_model.json.gz) -----------------------------------------
+def test_model_is_shipped_and_small():
+    from middleware.detection.namemodel import MODEL_PATH, get_model
+
+    model = get_model()
+    assert model is not None and 0 < model.threshold < 1
+    assert MODEL_PATH.stat().st_size < 200_000
+    # no weight names a candidate token itself: features are lexicon bins, shapes, context, evidence
+    assert not any(k.startswith(("w=", "tok=")) for k in model.weights)
+
+
+def test_model_roundtrip(tmp_path):
+    from middleware.detection.namemodel import NameModel
+
+    m = NameModel({"c=pure": 1.5, "gp=,": -0.25}, -0.5, 0.3, {"seed": 1}, {"wordish": 0.4})
+    p = tmp_path / "m.json.gz"
+    m.save(p)
+    m2 = NameModel.load(p)
+    assert m2.weights == m.weights and m2.bias == m.bias and m2.threshold_for("wordish") == 0.4
+    assert abs(m2.prob(["c=pure"]) - 1 / (1 + 2.718281828 ** -1.0)) < 1e-6
+    assert p.read_bytes() == (m.save(p) or p.read_bytes())  # byte-identical rewrite
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Rim, had you gotten to finding area, yet?", ["Rim"]),  # ordinary-word name, weak context
+        ("Let's see what you've got, Sandy.", ["Sandy"]),
+        ("Will, can you read the next one?", ["Will"]),
+        ("Olive can you explain how you got 75?", ["Olive"]),
+        ("ok thanks jian", ["jian"]),  # lowercase single name
+        ("I like Maga's division. I see Engy getting ready for division.", ["Maga", "Engy"]),  # classmates
+        ("Listen to Sammy. Let him explain.", ["Sammy"]),
+        ("Mr. Nekrasov is a 22 year old man.", ["Nekrasov"]),  # title: name no table knows
+        ("Follow up with Jan Jílek next week.", ["Jan Jílek"]),  # calendar word as a first name
+    ],
+)
+def test_model_finds_names_with_weak_evidence(finder, text, expected):
+    assert names(finder, text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Grace period is over. Mark the answer. Hope you are well.",
+        "Sh, sh. Yay! Bless you.",
+        "Newton's second law and Pascal's triangle.",
+        "Mike has 4 cookies and he eats 3 cookies. So Mike has 1 cookie left?",
+    ],
+)
+def test_model_keeps_ordinary_words_and_stories(finder, text):
+    assert names(finder, text, role="tutor") == []
+
+
+def test_relation_cue(finder):
+    assert names(finder, "my friend mark said it was 12", role="student") == ["mark"]
+    assert names(finder, "my friend said it was 12", role="student") == []
+
+
+def test_pronoun_i_is_no_initial(finder):
+    mem = SessionMemory()
+    names(finder, "Hi Mahfuzur!", memory=mem)
+    assert names(finder, "Put those away Mahfuzur I don't know why.", memory=mem) == ["Mahfuzur"]
+
+
+def test_typo_of_a_problem_character_is_kept(finder):
+    q = "Caitlin has 30 large beads and 30 small beads. How many beads does Caitlin have?"
+    mem = SessionMemory()
+    assert names(finder, "Catlin has the same number of large beads as small beads.", memory=mem, question=q) == []
+    assert names(finder, "Hi Catlin!", memory=SessionMemory(), question=q) == ["Catlin"]  # addressed: a person
+
+
+def test_rules_only_fallback_still_works():
+    rules = NameFinder(model=None)
+    assert names(rules, "Hi Sunghee, please talk me through your solution") == ["Sunghee"]
+    assert names(rules, "Mike has 4 cookies and he eats 3 cookies.", role="tutor") == []
+
+
+# -- packed lexicon --------------------------------------------------------------------------------
+def test_packed_lexicon_matches_the_table():
+    from itertools import islice
+
+    from middleware.detection.lexicon import TokenInfo
+
+    lex = get_lexicon()
+    for key, fr, lr, lo, ti in islice(lex.rows(), 0, 311_000, 997):
+        if key.casefold() == key:
+            assert lex.info(key) == TokenInfo(fr, lr, lo, ti)
+    # both are keys whose str hashes collide in CPython (same raw buffer); the UTF-8 hashes don't
+    assert lex.info("慧慧").first_rank == 879 and lex.info("gaga") != lex.info("慧慧")
+
+
+def test_lexicon_cache_is_bounded():
+    from middleware.detection import lexicon as lx
+
+    lex = lx.Lexicon()
+    for i in range(lx._CACHE_MAX + 10):
+        lex.info(f"zz{i}")
+    assert len(lex._cache) <= lx._CACHE_MAX
+
+
+def test_refill_keeps_offsets_and_the_mapping_consistent():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from name_data import NamePool, mark_characters, refill
+
+    d = {"id": "x", "meta": {"question": "Carmen buys 3 pens. How many pens does Carmen have?"},
+         "turns": [{"speaker": "teacher", "text": "Hi Maria Lopez, what did Carmen buy?"},
+                   {"speaker": "teacher", "text": "maria, and Lopez's pens? Carmen has 3."}],
+         "spans": [{"turn": 0, "start": 3, "end": 14, "label": "NAME", "text": "Maria Lopez"},
+                   {"turn": 1, "start": 0, "end": 5, "label": "NAME", "text": "maria"},
+                   {"turn": 1, "start": 11, "end": 16, "label": "NAME", "text": "Lopez"}]}
+    out = refill(mark_characters(d), NamePool(3))
+    assert "question" not in out["meta"] and "Carmen" not in out["turns"][0]["text"] + out["turns"][1]["text"]
+    texts = [s["text"] for s in out["spans"]]
+    assert all(out["turns"][s["turn"]]["text"][s["start"]:s["end"]] == s["text"] for s in out["spans"])
+    first, last = texts[0].split()
+    assert texts[1] == first.lower() and texts[2] == last and len(out["spans"]) == 3
