@@ -44,6 +44,7 @@ FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth")
 def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int], list[str]]:
     """Features and labels of every model candidate, running the cascade turn by turn."""
     from middleware.detection.base import TurnContext
+    from middleware.detection.cascade import _CONTAINERS as CONTAINERS
 
     X: list[list[str]] = []
     y: list[int] = []
@@ -67,8 +68,9 @@ def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int],
                 windows = cascade._ner_windows(text)
                 if windows:
                     ner = cascade._ner_persons(text, windows)
+            blocked = [(s.start, s.end) for r in cascade.recognizers for s in r.analyze(text, ctx) if s.label in CONTAINERS]
             trace: list = []
-            names.find(text, ctx, memory, ner, trace=trace)
+            names.find(text, ctx, memory, ner, trace=trace, blocked=blocked)
             memory.turns += 1
             g = gold.get(i, ())
             for a, b, feats in trace:

@@ -1,13 +1,15 @@
 """plainsight's local detection cascade.
 
-1. Pattern recognizers (emails, phones, URLs, ... from ``patterns.py``): cheap regexes first.
-2. Names (``names.py``): lexicon + chat cues + session memory propose, the keep review
-   (``keep.py``) drops story characters, public figures and curricular eponyms.
-3. spaCy NER (tok2vec + ner only) is run only on turns that still hold a capitalised token no
-   table knows, so most turns never reach the neural model; its PERSON spans are extra evidence.
+1. Pattern recognizers (emails, phones, URLs, addresses, ... from ``patterns.py``): cheap regexes.
+2. Names (``names.py``): chat cues, session memory and keep rules decide what they are sure of; a
+   small learned reviewer (``namemodel.py``, logistic regression over lexicon and context features)
+   decides the remaining candidates. Dictionary look-ups only: ~0.1 ms for a typical turn.
+3. spaCy NER (tok2vec + ner) only without a name model (rules-only fallback), and then only on the
+   sentence windows that hold a capitalised token no table knows; its PERSON spans are evidence.
 
 Session memory (``memory.SessionMemory``) carries confirmed people and kept characters from turn to
-turn; it is created by ``new_memory()`` and stored by the pipeline per session.
+turn; it is created by ``new_memory()`` and stored by the pipeline per session. ``candidates()``
+returns the name model's doubtful rejections of the turn just detected (for the LLM stage).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     m = _BOUND.search(text, end)
     b = min(m.end() if m else len(text), end + 300)
     return a, b
+
+#: Pattern labels whose tokens are never name candidates ("https://www.VCShow.cz/", "maria.lopez@x.com").
+_CONTAINERS = frozenset({"URL", "EMAIL", "USERNAME", "ID_NUM", "PHONE"})
 
 _NER_DISABLE = ("parser", "lemmatizer", "attribute_ruler", "tagger", "senter", "morphologizer")
 
@@ -118,7 +123,8 @@ class Cascade:
                 self.stats["ner_turns"] += 1
                 ner = self._ner_persons(text, windows)
         doubts: list = []
-        spans.extend(self.names.find(text, ctx, memory, ner, doubts=doubts))
+        blocked = [(s.start, s.end) for s in spans if s.label in _CONTAINERS]
+        spans.extend(self.names.find(text, ctx, memory, ner, doubts=doubts, blocked=blocked))
         memory.turns += 1
         memory.doubts = [[a, b] for a, b, _ in doubts]
         memory.doubts_turn = memory.turns

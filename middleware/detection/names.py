@@ -1,18 +1,22 @@
-"""Person-name finding for chat: lexicon + context cues + session memory, with keep/curricular review.
+"""Person-name finding for chat: rules settle what they are sure of, a small learned reviewer the rest.
 
-Proposer (recall first), per word token of a turn:
+Rules (decide alone), per word token of a turn:
 
 * session memory: a person confirmed earlier in the session, in any case, possessive stripped;
-* direct cues: greetings / vocatives ("Hi X", "thanks X!", "Good job, X."), self-introductions
-  ("I'm X", "call me X", "my name is X"), titles ("Mr. X" — the title stays outside the span);
-* lexicon evidence: a token popular as a first/last name somewhere in the world (names-dataset)
-  that English text mostly writes capitalised (case-sensitive word probabilities), so "Maria",
-  "Rogelio" and "Teupola" are candidates while "Will", "Hope", "Mark" need a cue;
-* optional NER evidence (spaCy PERSON spans, passed in by the cascade) for unknown tokens.
+* direct cues: greetings / vocatives ("Hi X", "thanks X!", "Good job, X.", "Will, can you ..."),
+  self-introductions ("I'm X", "call me X", "my name is X"), relations ("my friend mark"), titles
+  ("Mr. X" — the title stays outside the span);
+* keeps: characters of the turn's problem metadata (and typos of them), public figures, places,
+  curricular eponyms ("Newton's second law", "Pascal's triangle"), fixed phrases ("Bless you").
 
-Reviewer (keep what is not PII), for candidates without a direct cue or memory:
-problem / story characters (names in the turn's problem metadata, third-person actors in a turn
-with quantities), public figures, curricular eponyms ("Newton's second law"), places, months.
+Learned reviewer (``namemodel.py``), for every other candidate: lexicon names without a cue, names
+that are also ordinary words ("Sandy", "Rim"), capitalised tokens no table knows, lowercase names,
+names talked about in the third person (classmate or word-problem character?). Its features are
+the lexicon evidence (names-dataset ranks; case-sensitive English word probabilities), shape,
+neighbouring words and punctuation, the rules' own evidence (the keep review's signals: narrative
+verb, quantities, I/you in the sentence, ...) and the session state (classroom, people addressed).
+Without a model (weights file absent) the rules' lexicon candidates and keep review decide, with
+optional spaCy PERSON evidence for unknown tokens.
 
 Adjacent name parts are merged into one span ("Faina D. Yefremova"); titles and "'s" stay out.
 """
@@ -294,10 +298,13 @@ class NameFinder:
 
     # ------------------------------------------------------------------ per turn
     def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None,
-             trace: list | None = None, doubts: list | None = None) -> list[Span]:
+             trace: list | None = None, doubts: list | None = None,
+             blocked: list[tuple[int, int]] | None = None) -> list[Span]:
         """NAME spans of one turn. ``trace`` (training only): receives ``(start, end, features)`` for
         every candidate the model scores; ``doubts``: receives ``(start, end, probability)`` of the
-        candidates the model rejected without being sure (for a later reviewer, e.g. the LLM stage)."""
+        candidates the model rejected without being sure (for a later reviewer, e.g. the LLM stage);
+        ``blocked``: ranges already found by the pattern recognizers (a URL, an e-mail address, ...)
+        whose tokens are not name candidates."""
         self.observe_context(ctx, memory)
         if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
             memory.classroom = True
@@ -319,6 +326,8 @@ class NameFinder:
         intro: set[int] = set()  # self-introductions
         for k, t in enumerate(toks):
             if len(t.text) < 2:
+                continue
+            if blocked and any(a <= t.start and t.end <= b for a, b in blocked):
                 continue
             cls = name_class(t)
             gap_prev = text[toks[k - 1].end : t.start] if k >= 1 else text[: t.start]
