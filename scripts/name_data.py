@@ -56,20 +56,23 @@ def read(path: str | Path, split: str | None = None) -> list[dict]:
 class NamePool:
     """Surrogate names drawn from the shipped lexicon (names-dataset ranks, 105 countries).
 
-    First names: popular ones (best rank <= 200 somewhere, 40 %), the tail (<= 1000, 35 %), names
-    that are also ordinary English words (Will, Sandy, Rim, Hope: the hard cases, 15 %) and names no
-    table knows (10 %, spliced from two names); surnames: rank <= 1000 (70 %) or spliced (30 %)."""
+    First names: popular ones (best rank <= 200 somewhere, 30 %), names English text often writes
+    (Jake, Emily: 15 %, so that a common English name is no sign of a word-problem character), the
+    tail (<= 1000, 30 %), names that are also ordinary English words (Will, Sandy, Rim, Hope: the
+    hard cases, 15 %) and names no table knows (10 %, spliced from two names); surnames: rank <= 1000
+    (70 %) or spliced (30 %)."""
 
     def __init__(self, seed: int = 0) -> None:
         import sys
 
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from middleware.detection.keep import is_famous, is_place
         from middleware.detection.lexicon import get_lexicon
 
         lex = get_lexicon()
         self.lex = lex
         self.rng = random.Random(seed)
-        top, tail, wordish, last = [], [], [], []
+        top, tail, wordish, english, last = [], [], [], [], []
         for key, fr, lr, lo, ti in lex.rows():
             if not (3 <= len(key) <= 12 and key.isalpha() and all(ord(c) < 0x250 for c in key)):
                 continue  # Latin-script names of 3-12 letters, like the dev files' surrogates
@@ -77,9 +80,12 @@ class NamePool:
                 (top if fr <= 200 else tail).append(key)
                 if fr <= 300 and lo > -14.0:
                     wordish.append(key)
+                if fr <= 300 and ti > -13.5 and lo - ti < -1.0 and not is_place(key) and not is_famous(key):
+                    english.append(key)  # names English text writes often: Jake, Emily, Michael
             if lr <= 1000:
                 last.append(key)
         self.top, self.tail, self.wordish, self.last = sorted(top), sorted(tail), sorted(wordish), sorted(last)
+        self.english = sorted(english)
 
     @staticmethod
     def _title(key: str) -> str:
@@ -99,7 +105,7 @@ class NamePool:
         r = self.rng.random()
         if r >= 0.9:
             return self.spliced(self.top)
-        pool = self.top if r < 0.4 else self.tail if r < 0.75 else self.wordish
+        pool = self.top if r < 0.3 else self.english if r < 0.45 else self.tail if r < 0.75 else self.wordish
         return self._title(self.rng.choice(pool))
 
     def surname(self) -> str:

@@ -454,8 +454,6 @@ class NameFinder:
             if 0 <= j < len(toks) and toks[j].cap and (j == k - 1 and gp == "_" or j == k + 1 and gn == "_"):
                 nb += "L" if j < k else "R"
                 nb += name_class(toks[j])[:2]
-        role = (ctx.role or "").casefold()
-        role = "s" if role in ("student", "learner", "user", "human", "multiple students", "students") else "t" if role in KNOWN_ROLES else "o"
         addressed = memory.addressed()
         f = [
             "c=" + cls, "s=" + shape, "cs=" + cls + shape, "si=%d%s" % (t.sent_init, shape),
@@ -463,7 +461,7 @@ class NameFinder:
             "cfr=" + cls + fr, "len=%d" % min(len(t.text), 9),
             "gp=" + gp, "gn=" + gn, "gpgn=" + gp + gn, "cgpgn=" + cls + gp + gn, "sgpgn=%s%d%s%s" % (shape, t.sent_init, gp, gn),
             "p1=" + p1, "n1=" + n1, "p2p1=" + p2 + "_" + p1, "n1n2=" + n1 + "_" + n2, "cp1=" + cls + p1, "cn1=" + cls + n1,
-            "nb=" + nb, "rs=%.2f" % score, "mem=%.1f" % strength, "role=" + role,
+            "nb=" + nb, "rs=%.2f" % score, "mem=%.1f" % strength,
             "room=%d%d" % (memory.classroom, min(addressed, 2)),
         ]
         if not t.text.isascii():
