@@ -469,7 +469,7 @@ class NameFinder:
         if ner:
             f.append("ner")
         for key, v in sig.items():
-            if v:
+            if v and key not in ("curricular", "head"):  # those two: as "ch=<head>" below
                 f.append("k:" + key)
         # vocative shape: "X, can you ...", "..., X?"; a pronoun I/you next to the name ("X and I",
         # "you and X"); the preposition before it; a hypothetical ("if X had 5 ..."); curricular head
