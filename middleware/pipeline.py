@@ -47,6 +47,24 @@ class TurnResult:
             return self.logs.model_copy(update={"degraded": True})
 
 
+_JOINABLE = frozenset(" \t\r\n,;")
+
+
+def merge_adjacent(text: str, spans: list[Span], labels: frozenset[str] = frozenset({"ADDRESS"})) -> list[Span]:
+    """Join spans of ``labels`` separated only by spaces, commas or line breaks: the detector
+    reports an address block part by part (as labelled data does), but one address must become
+    one surrogate address, not a patchwork of fake parts."""
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        prev = out[-1] if out else None
+        if (prev is not None and prev.label == s.label and s.label in labels and prev.end <= s.start
+                and all(ch in _JOINABLE for ch in text[prev.end : s.start])):
+            out[-1] = Span(prev.start, s.end, prev.label, prev.source, max(prev.score, s.score))
+        else:
+            out.append(s)
+    return out
+
+
 def build_detector(settings: Settings) -> Detector:
     engine = settings.detection.engine
     if engine == "presidio":
@@ -178,25 +196,31 @@ class Pipeline:
             self.process_sync(InputTurn(session_id=sid, turn_id=i, role="student", text=text, sent_at=0.0))
         self.sessions.drop(sid)
 
+    def render(self, turn: InputTurn, state: SessionState, spans: list[Span], mode: str,
+               degraded: bool = False) -> OutputTurn:
+        """The output turn for ``spans`` (input positions) in ``mode``."""
+        text, ents = self.replacer.replace(turn.text, merge_adjacent(turn.text, spans), state.replace_state, mode)
+        return OutputTurn(
+            session_id=turn.session_id,
+            turn_id=turn.turn_id,
+            role=self._role_out(turn.role, state, mode),
+            text=text,
+            entities=ents,
+            degraded=degraded,
+            mode=mode,
+            sent_at=float(turn.sent_at),
+            metadata=self._metadata_out(turn),
+        )
+
     def process_sync(self, turn: InputTurn) -> TurnResult:
         t0 = time.perf_counter()
         state = self.sessions.get(turn.session_id)
         spans = self.detect(turn, state)
         t1 = time.perf_counter()
-        outs = {}
-        for dest, mode in (("deid", self.settings.output.deid_mode), ("logs", self.settings.output.logs_mode)):
-            text, ents = self.replacer.replace(turn.text, spans, state.replace_state, mode)
-            outs[dest] = OutputTurn(
-                session_id=turn.session_id,
-                turn_id=turn.turn_id,
-                role=self._role_out(turn.role, state, mode),
-                text=text,
-                entities=ents,
-                degraded=False,
-                mode=mode,
-                sent_at=float(turn.sent_at),
-                metadata=self._metadata_out(turn),
-            )
+        outs = {
+            "deid": self.render(turn, state, spans, self.settings.output.deid_mode),
+            "logs": self.render(turn, state, spans, self.settings.output.logs_mode),
+        }
         t2 = time.perf_counter()
         state.turns += 1
         # persist when the mapping or the memory may have changed (anything found, first turn)

@@ -110,3 +110,11 @@ def test_name_recall_on_dev_sample(cascade, name, n, min_recall):
         tp += len(gold & pred)
         fn += len(gold - pred)
     assert tp / max(1, tp + fn) >= min_recall
+
+
+def test_greeting_word_before_a_name_is_not_part_of_a_name_list():
+    c = Cascade()
+    for text in ("Welcome, Maria!", "Thanks, Maria and Tom!"):
+        spans = c.detect(text, TurnContext(role="tutor"), c.new_memory())
+        got = [text[s.start:s.end] for s in spans]
+        assert "Welcome" not in got and "Thanks" not in got and "Maria" in got

@@ -11,10 +11,10 @@ pytestmark = pytest.mark.timeout(120)
 
 DIALOGUES = [
     {"id": "d1", "source": "synthetic", "turns": [{"speaker": "teacher", "text": "Hi Lucica, what did you get?"},
-                                                   {"speaker": "student", "text": "i got 12, ask my friend qwertyna"}],
+                                                   {"speaker": "student", "text": "i got 12, ask qwertyna!"}],
      "spans": [{"turn": 0, "start": 3, "end": 9, "label": "NAME", "text": "Lucica"},
-               {"turn": 1, "start": 24, "end": 32, "label": "NAME", "text": "qwertyna"}]},
-    {"id": "d2", "source": "synthetic", "turns": [{"speaker": "tutor", "text": "What is the area of the pink rectangle?"},
+               {"turn": 1, "start": 14, "end": 22, "label": "NAME", "text": "qwertyna"}]},
+    {"id": "d2", "source": "synthetic", "turns": [{"speaker": "tutor", "text": "In this question, Heloise is painting a rectangular brick."},
                                                    {"speaker": "student", "text": "4 m"}], "spans": []},
 ]
 

@@ -22,16 +22,9 @@ from tests.fake_openai import fake_llm  # noqa: F401  (fixture)
 pytestmark = pytest.mark.timeout(120)
 
 
-class CandidateCascade(Cascade):
-    """The real cascade plus a candidates hook: unknown capitalised words it did not mask."""
-
-    def candidates(self, text, ctx, memory):
-        return [Span(m.start(), m.end(), "NAME", "test", 0.5) for m in re.finditer(r"\bZ[a-z]+\b", text)]
-
-
 @pytest.fixture(scope="module")
 def cascade():
-    return CandidateCascade(use_ner=False)
+    return Cascade(use_ner=False)  # with its own candidates hook (the name model's doubts)
 
 
 def settings(base_url: str, **llm) -> Settings:
@@ -54,9 +47,9 @@ async def test_disabled_stage_is_the_fast_pass(cascade):
 
 async def test_wait_policy_adds_model_spans(fake_llm, cascade):
     fake_llm.gold = {"qwertyna": "NAME"}  # a name only the model knows
-    p = Pipeline(settings(fake_llm.base_url), detector=cascade)
+    p = Pipeline(settings(fake_llm.base_url, gate="all"), detector=cascade)
     try:
-        r = await p.process(turn("s", 0, "my friend qwertyna and Jake are here"))
+        r = await p.process(turn("s", 0, "i got 12, ask qwertyna and Jake"))
     finally:
         await p.aclose()
     assert "qwertyna" not in r.deid.text and "qwertyna" not in r.logs.text
@@ -65,7 +58,7 @@ async def test_wait_policy_adds_model_spans(fake_llm, cascade):
 
 
 async def test_outage_degrades_and_emits_no_raw_pii(cascade):
-    p = Pipeline(settings(closed_port_url()), detector=cascade)
+    p = Pipeline(settings(closed_port_url(), gate="all"), detector=cascade)
     text = "Jake told Zorblat to email jake.t@mail.com"
     try:
         r = await p.process(turn("s", 0, text))
@@ -80,7 +73,7 @@ async def test_outage_degrades_and_emits_no_raw_pii(cascade):
 
 async def test_budget_overrun_fails_closed_for_the_turn(fake_llm, cascade):
     fake_llm.latency_s = 1.0
-    p = Pipeline(settings(fake_llm.base_url, latency_budget_ms=150), detector=cascade)
+    p = Pipeline(settings(fake_llm.base_url, latency_budget_ms=150, gate="all"), detector=cascade)
     t0 = time.monotonic()
     try:
         r = await p.process(turn("s", 0, "ask Zorblat please"))
@@ -157,7 +150,7 @@ async def test_async_refine_returns_at_once_and_refines_logs_in_order(fake_llm, 
     done_order: list[int] = []
     try:
         t0 = time.monotonic()
-        r1 = await p.process(turn("s", 0, "first: my friend qwertyna"))
+        r1 = await p.process(turn("s", 0, "first: i got 12, ask qwertyna"))
         r2 = await p.process(turn("s", 1, "second: qwertyna again"))
         assert time.monotonic() - t0 < 0.3  # the tutor never waits for the model
         assert "qwertyna" in r1.deid.text and not r1.degraded  # fast pass only, by design
@@ -177,12 +170,14 @@ async def test_async_refine_returns_at_once_and_refines_logs_in_order(fake_llm, 
 async def test_async_refine_failure_marks_logs_degraded(cascade):
     p = Pipeline(settings(closed_port_url(), policy="async-refine", gate="all"), detector=cascade)
     try:
-        r = await p.process(turn("s", 0, "ask Zorblat"))
-        assert not r.deid.degraded and "Zorblat" in r.deid.text  # candidates are not masked by the fast pass
+        r = await p.process(turn("s", 0, "In this question, Heloise is painting a rectangular brick."))
+        # the fast pass keeps a doubtful story character (a candidate for the model) ...
+        assert not r.deid.degraded and "Heloise" in r.deid.text
         logs = await r.final_logs()
     finally:
         await p.aclose()
-    assert logs.degraded and "Zorblat" not in logs.text
+    # ... and when the model is unreachable the refined output masks it conservatively
+    assert logs.degraded and "Heloise" not in logs.text
 
 
 def test_cli_args():

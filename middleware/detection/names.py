@@ -523,7 +523,8 @@ class NameFinder:
                         j = nj
                         continue
                     cls = name_class(cand)
-                    if (not cand.cap or cand.upper or cand.low in STOP or len(cand.text) < 2 or is_calendar(cand.text)
+                    if (not cand.cap or cand.upper or cand.low in STOP or cand.low in GREETINGS or len(cand.text) < 2
+                            or is_calendar(cand.text)
                             or is_place(cand.text) or is_famous(cand.text) or memory.is_kept(cand.text)
                             or not (cls in ("pure", "propn", "unknown") or (cls == "wordish" and cand.info.word_margin < 1.0))):
                         break

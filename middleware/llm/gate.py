@@ -82,6 +82,7 @@ def gate_reason(
     covered = list(fast_spans)
     initial_unknown = False
     lower_name = False
+    lower_unknown = False
     for m in _WORD.finditer(text):
         w = m.group()
         if _covered(m.start(), m.end(), covered):
@@ -105,6 +106,8 @@ def gate_reason(
             info = lexicon(core)
             if info.is_name and (not info.is_word or info.word_margin < -1.0):
                 lower_name = True
+            elif not info.is_name and not info.is_word and len(core) >= 4 and core.isalpha():
+                lower_unknown = True  # a lowercase token no table knows: a typo, or a name only the model can tell
     if initial_unknown:
         return "unknown_initial"
     if lower_name:
@@ -120,6 +123,8 @@ def gate_reason(
             g = 1 if m.group(1) else 2
             if not _covered(m.start(g), m.end(g), covered) and not lexicon(m.group(g)).is_word:
                 return "address"
+    if lower_unknown:
+        return "lowercase_unknown"
     return None
 
 

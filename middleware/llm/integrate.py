@@ -47,18 +47,7 @@ LEARN_STRENGTH = 0.8
 
 
 def _output(p: "Pipeline", turn: InputTurn, state: "SessionState", spans: list[Span], mode: str, degraded: bool) -> OutputTurn:
-    text, ents = p.replacer.replace(turn.text, spans, state.replace_state, mode)
-    return OutputTurn(
-        session_id=turn.session_id,
-        turn_id=turn.turn_id,
-        role=p._role_out(turn.role, state, mode),
-        text=text,
-        entities=ents,
-        degraded=degraded,
-        mode=mode,
-        sent_at=float(turn.sent_at),
-        metadata=p._metadata_out(turn),
-    )
+    return p.render(turn, state, spans, mode, degraded)
 
 
 def _candidates(p: "Pipeline", turn: InputTurn, ctx: TurnContext, state: "SessionState") -> list[Span]:
