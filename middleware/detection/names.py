@@ -158,6 +158,59 @@ def name_class(t: Tok) -> str:
 
 
 _NAMEISH = ("pure", "propn")
+
+#: School vocabulary the general word statistics miss (they come from ordinary English text):
+#: never a name unless a direct cue says so.
+CURRICULAR_WORDS = frozenset("""
+parallelogram rhombus rhombi trapezoid trapezium quadrilateral polygon pentagon hexagon heptagon
+octagon nonagon decagon isosceles scalene equilateral hypotenuse perpendicular congruent
+vertex vertices diagonal perimeter circumference radius radii diameter cylinder cone sphere
+prism pyramid cuboid tessellation symmetry reflection rotation translation coordinate
+quadrant axis axes integer integers numerator denominator decimal percent percentage ratio
+proportion quotient dividend divisor multiplicand addend subtrahend minuend factor factors
+multiple multiples exponent exponents logarithm polynomial binomial monomial trinomial coefficient
+variable equation inequality expression algebra geometry arithmetic calculus trigonometry
+sine cosine tangent theorem lemma axiom proof median mean mode range quartile histogram
+probability fraction fractions mixed improper reciprocal array arrays tally pictograph
+photosynthesis mitochondria ecosystem molecule molecules atom atoms electron proton neutron
+""".split())
+
+
+def _inflections(low: str):
+    for suf, add in (("s", ""), ("es", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("ly", "")):
+        if low.endswith(suf) and len(low) - len(suf) >= 3:
+            yield low[: -len(suf)] + add
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_CONTRACTION = re.compile(r"[a-z](?:n['’]t|['’](?:ve|re|ll))$")
+
+
+def looks_like_word(low: str, lex: Lexicon, common: float = -12.0) -> bool:
+    """A token no name table knows that is really a word: school vocabulary, an inflection of a
+    word, or a typo one edit away from a common word ("anwer", "spase", "Parallelograms")."""
+    if low in CURRICULAR_WORDS or any(b in CURRICULAR_WORDS for b in _inflections(low)):
+        return True
+    if _CONTRACTION.search(low):
+        return True  # you've, doesn't, we're, they'll: never a name
+    if len(low) < 4 or not low.isalpha():
+        return False
+    for base in _inflections(low):
+        if lex.info(base).logp_lower > common:
+            return True
+    splits = [(low[:i], low[i:]) for i in range(len(low) + 1)]
+    for a, b in splits:
+        cands = []
+        if b:
+            cands.append(a + b[1:])
+            cands.extend(a + c + b[1:] for c in _LETTERS if c != b[0])
+        if len(b) > 1:
+            cands.append(a + b[1] + b[0] + b[2:])
+        cands.extend(a + c + b for c in _LETTERS)
+        for w in cands:
+            if lex.info(w).logp_lower > common:
+                return True
+    return False
 _PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're|I’m|you’re|we’re)\b", re.IGNORECASE)
 _PERSONAL_1_2 = re.compile(r"\b(?:I|you|me|my|your|I'm|you're|I’m|you’re)\b", re.IGNORECASE)
 _ADDRESSING = frozenset("can could would will please you your what how why do did are is have tell come listen look i".split())
@@ -373,6 +426,12 @@ class NameFinder:
                 score = 0.55
             if score <= 0 and (model is None or not self._gate(toks, k, cls, strength)):
                 continue
+            if score <= 0 and not memory.is_person(t.text) and (
+                (cls == "unknown" and looks_like_word(t.low, self.lex))
+                # a rare name typed in lowercase one edit away from a very common word: "anwer", "spase"
+                or (not t.cap and t.info.name_rank > 200 and looks_like_word(t.low, self.lex, common=-10.5))
+            ):
+                continue  # no cue, and it is a word (a typo, a plural, school vocabulary)
             # 4. keep review (rules), then the learned reviewer when there is one
             if quantities is None:
                 quantities = has_quantities(text)
@@ -524,6 +583,7 @@ class NameFinder:
                         continue
                     cls = name_class(cand)
                     if (not cand.cap or cand.upper or cand.low in STOP or cand.low in GREETINGS or len(cand.text) < 2
+                            or (name_class(cand) == "unknown" and looks_like_word(cand.low, self.lex))
                             or is_calendar(cand.text)
                             or is_place(cand.text) or is_famous(cand.text) or memory.is_kept(cand.text)
                             or not (cls in ("pure", "propn", "unknown") or (cls == "wordish" and cand.info.word_margin < 1.0))):
