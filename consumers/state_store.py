@@ -34,6 +34,8 @@ from .kafka import make_consumer
 log = logging.getLogger(__name__)
 
 WRITER_HEADER = "plainsight-writer"
+#: ``SessionState.extra`` key of the fingerprint of the last state written (not persisted)
+FINGERPRINT_KEY = "state_fingerprint"
 
 
 class KafkaStateStore:
@@ -89,6 +91,12 @@ class KafkaStateStore:
         """(topic, sealed value, headers) to produce with a turn's outputs, if the state changed."""
         if not state.dirty:
             return None
+        # write only when something a replay depends on changed (most turns change nothing)
+        fp = self.codec.fingerprint(state)
+        if state.extra.get(FINGERPRINT_KEY) == fp:
+            state.dirty = False
+            return None
+        state.extra[FINGERPRINT_KEY] = fp
         return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)]
 
     async def on_assigned(self, tps: list[TopicPartition], pipeline) -> None:

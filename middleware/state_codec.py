@@ -21,6 +21,10 @@ FORMAT = 1
 PERSISTED_EXTRA = ("journal", "llm_context")
 
 
+#: Detector-memory fields that change every turn without changing what later turns produce.
+_PER_TURN_MEMORY = frozenset({"turns", "doubts", "doubts_turn"})
+
+
 class Cipher(Protocol):
     def encrypt(self, plaintext: bytes, session_id: str) -> bytes: ...
 
@@ -112,6 +116,20 @@ class SessionCodec:
             if k in PERSISTED_EXTRA:
                 fresh.extra[k] = v
         return fresh
+
+    def fingerprint(self, state: SessionState) -> bytes:
+        """A digest of what a replay depends on (mapping, detector memory, LLM context) — not the
+        turn counter or the journal, which change every turn."""
+        import hashlib
+
+        rs = state.replace_state
+        rep = rs.to_bytes() if hasattr(rs, "to_bytes") else json.dumps(_plain(rs), sort_keys=True).encode()
+        plain = _plain(state.detect_memory)
+        if isinstance(plain, dict):  # per-turn bookkeeping that no later turn's output depends on
+            plain = {k: v for k, v in plain.items() if k not in _PER_TURN_MEMORY}
+        mem = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        ctx = json.dumps(state.extra.get("llm_context") or [], ensure_ascii=False)
+        return hashlib.blake2b(rep + b"\x00" + mem.encode() + b"\x00" + ctx.encode(), digest_size=16).digest()
 
     def encode(self, state: SessionState) -> bytes:
         return self.cipher.encrypt(self.to_plaintext(state), state.session_id)
