@@ -139,3 +139,24 @@ def test_lowercase_names_still_found(text, name):
     c = Cascade()
     got = [text[s.start:s.end] for s in c.detect(text, TurnContext(role="teacher"), c.new_memory())]
     assert name in got
+
+
+@pytest.mark.timeout(60)
+def test_pathological_turns_finish():
+    """Hostile input (tens of KB without punctuation, thousands of name-like tokens, repeated
+    names) must not make detection quadratic: a hang guard, not a speed target."""
+    import random
+    import string
+
+    rng = random.Random(1)
+    c = Cascade()
+    texts = [
+        " ".join("".join(rng.choice(string.ascii_letters) for _ in range(rng.randint(4, 9))) for _ in range(8000)),
+        " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 9))) for _ in range(8000)),
+        "Maria. " * 8000,
+        "Hi Maria, " * 6000,
+        "word " * 12000,
+    ]
+    for t in texts:
+        spans = c.detect(t[:65000], TurnContext(), c.new_memory())
+        assert all(0 <= s.start < s.end <= 65000 for s in spans)

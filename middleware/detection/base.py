@@ -54,10 +54,19 @@ class Detector(Protocol):
 
 
 def resolve_overlaps(spans: list[Span]) -> list[Span]:
-    """Keep a non-overlapping subset: higher score, then longer span, then earlier start wins."""
+    """Keep a non-overlapping subset: higher score, then longer span, then earlier start wins.
+    O(n log n): kept spans are held sorted by start, so each check looks at two neighbours."""
+    import bisect
+
     ordered = sorted(spans, key=lambda s: (-s.score, -(s.end - s.start), s.start))
+    starts: list[int] = []
     kept: list[Span] = []
     for s in ordered:
-        if not any(s.overlaps(k) for k in kept):
-            kept.append(s)
-    return sorted(kept, key=lambda s: s.start)
+        i = bisect.bisect_left(starts, s.start)
+        if i < len(kept) and kept[i].start < s.end:  # the next kept span starts inside s
+            continue
+        if i > 0 and kept[i - 1].end > s.start:  # the previous kept span reaches into s
+            continue
+        starts.insert(i, s.start)
+        kept.insert(i, s)
+    return kept

@@ -159,6 +159,10 @@ def name_class(t: Tok) -> str:
 
 _NAMEISH = ("pure", "propn")
 
+#: Candidates reviewed (keep rules + model) per turn; beyond this a turn is pathological and the
+#: remaining capitalised candidates are masked without review (bounded work, fails closed).
+MAX_REVIEWS_PER_TURN = 300
+
 #: School vocabulary the general word statistics miss (they come from ordinary English text):
 #: never a name unless a direct cue says so.
 CURRICULAR_WORDS = frozenset("""
@@ -186,14 +190,28 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _CONTRACTION = re.compile(r"[a-z](?:n['’]t|['’](?:ve|re|ll))$")
 
 
+_WORDLIKE_MEMO: dict[tuple[str, float], bool] = {}
+
+
 def looks_like_word(low: str, lex: Lexicon, common: float = -12.0) -> bool:
     """A token no name table knows that is really a word: school vocabulary, an inflection of a
-    word, or a typo one edit away from a common word ("anwer", "spase", "Parallelograms")."""
+    word, or a typo one edit away from a common word ("anwer", "spase", "Parallelograms").
+    Memoised (bounded): the edit search costs a few hundred lookups."""
+    key = (low, common)
+    hit = _WORDLIKE_MEMO.get(key)
+    if hit is None:
+        if len(_WORDLIKE_MEMO) >= 50_000:
+            _WORDLIKE_MEMO.clear()
+        hit = _WORDLIKE_MEMO[key] = _looks_like_word(low, lex, common)
+    return hit
+
+
+def _looks_like_word(low: str, lex: Lexicon, common: float) -> bool:
     if low in CURRICULAR_WORDS or any(b in CURRICULAR_WORDS for b in _inflections(low)):
         return True
     if _CONTRACTION.search(low):
         return True  # you've, doesn't, we're, they'll: never a name
-    if len(low) < 4 or not low.isalpha():
+    if not 4 <= len(low) <= 14 or not low.isalpha():
         return False
     for base in _inflections(low):
         if lex.info(base).logp_lower > common:
@@ -228,27 +246,34 @@ _ABBREV_BEFORE = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Mt|vs|etc)|(?<!
 _SENT_SPLIT = re.compile(r"[.?!\n]")
 
 
+#: A sentence is looked for at most this far on each side of a token: real sentences are shorter,
+#: and unpunctuated input (hostile or pasted) must not make every token scan the whole text.
+_SENTENCE_WINDOW = 400
+
+
 def _sentence(text: str, start: int, end: int) -> str:
     """The sentence around text[start:end] (cheap split on . ? ! and newlines; "Mr." and initials
-    do not end a sentence)."""
+    do not end a sentence), within a bounded window."""
+    lo = max(0, start - _SENTENCE_WINDOW)
+    hi = min(len(text), end + _SENTENCE_WINDOW)
     a = start
-    while a > 0:
+    while a > lo:
         c = text[a - 1]
         if c in "?!\n":
             break
         if c == ".":
-            m = _ABBREV_BEFORE.search(text, 0, a - 1)
+            m = _ABBREV_BEFORE.search(text, max(0, a - 8), a - 1)
             if not m:
                 break
         a -= 1
     e = end
     while True:
-        m = _SENT_SPLIT.search(text, e)
+        m = _SENT_SPLIT.search(text, e, hi)
         if not m:
-            e = len(text)
+            e = hi
             break
         e = m.end()
-        if m.group() != "." or not _ABBREV_BEFORE.search(text, 0, m.start()):
+        if m.group() != "." or not _ABBREV_BEFORE.search(text, max(0, m.start() - 8), m.start()):
             break
     return text[a:e]
 
@@ -366,6 +391,7 @@ class NameFinder:
             return []
         n = len(toks)
         model = self.model
+        reviews = 0
         quantities = None  # computed lazily
         ner_starts = {}
         if ner_spans:
@@ -425,6 +451,12 @@ class NameFinder:
             elif cls == "word" and k in ner_starts and not t.sent_init and t.info.word_margin < -2:
                 score = 0.55
             if score <= 0 and (model is None or not self._gate(toks, k, cls, strength)):
+                continue
+            reviews += 1
+            if reviews > MAX_REVIEWS_PER_TURN:
+                # pathological input (thousands of name-like tokens): stop reviewing, fail closed
+                if score > 0 or t.cap:
+                    decided[k] = max(score, 0.5)
                 continue
             if score <= 0 and not memory.is_person(t.text) and (
                 (cls == "unknown" and looks_like_word(t.low, self.lex))
