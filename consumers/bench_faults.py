@@ -85,9 +85,16 @@ def build_traffic(dialogues, n_turns: int, n_sessions: int, prefix: str, canary_
         sessions.append({"id": sid, "turns": list(turns), "pos": 0, "n": 0})
     plan = []
     k = 0
+    nxt = n_sessions
     while len(plan) < n_turns:
         progressed = False
         for s in sessions:
+            if s["pos"] >= len(s["turns"]) and dialogues:  # the session goes on with another dialogue
+                turns, values = dialogues[order[nxt % len(order)]]
+                nxt += 1
+                for v in values:
+                    vs.add(s["id"], v, "gold")
+                s["turns"], s["pos"] = list(turns), 0
             if len(plan) >= n_turns:
                 break
             if len(plan) % canary_every == 0:
@@ -214,10 +221,12 @@ async def sigkill(dialogues, n_turns: int, log_dir: str) -> dict:
     plan, values = build_traffic(dialogues, n_turns, 100, sc.prefix)
     try:
         await sc.start(1)
-        await _produce(sc.settings, sc.broker.bootstrap_servers, plan)
+        # send at a steady rate, and SIGKILL the worker while turns are still arriving
+        sender = asyncio.create_task(_produce(sc.settings, sc.broker.bootstrap_servers, plan, rate=400))
         await sc.wait_outputs(len(plan) // 3, timeout=180)
         sc.procs.kill_one(0)
         sc.procs.start_one()
+        await sender
         outs, logs, dlq, state = await sc.collect(values, len(plan))
         worker_logs = sc.worker_logs()
     finally:

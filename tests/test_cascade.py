@@ -160,3 +160,22 @@ def test_pathological_turns_finish():
     for t in texts:
         spans = c.detect(t[:65000], TurnContext(), c.new_memory())
         assert all(0 <= s.start < s.end <= 65000 for s in spans)
+
+
+@pytest.mark.parametrize("prior", [None, "Hi, my name is Quillon Brackwater"])
+def test_unknown_first_and_last_name_found_whatever_the_session(prior):
+    c = Cascade()
+    m = c.new_memory()
+    if prior:
+        c.detect(prior, TurnContext(role="student"), m)
+    text = "my student id is S07300008 — Zorvath Quellin here"
+    got = [text[s.start:s.end] for s in c.detect(text, TurnContext(role="student"), m)]
+    assert "Zorvath Quellin" in got
+
+
+@pytest.mark.parametrize("text,expected", [("use the Riemann Sum here", []), ("Newton's Second Law", []),
+                                           ("Hi Mr. Law", ["Law"]), ("my teacher is Ms Law", ["Law"])])
+def test_curricular_words_are_not_surnames_unless_titled(text, expected):
+    c = Cascade()
+    got = [text[s.start:s.end] for s in c.detect(text, TurnContext(role="student"), c.new_memory())]
+    assert got == expected

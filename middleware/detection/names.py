@@ -498,6 +498,11 @@ class NameFinder:
                 if doubts is not None and p >= DOUBT_MIN:
                     doubts.append((t.start, t.end, p))
 
+        for k in [k for k in decided if k not in confirmed and is_curricular_head(toks[k].text)
+                  and not (k > 0 and (toks[k - 1].low.rstrip(".") in TITLES or toks[k - 1].low in TITLES
+                                      or toks[k - 1].low in GREETINGS))]:
+            del decided[k]  # "Riemann Sum", "Newton's Second Law": a curricular word, not a surname
+        self._full_names(toks, text, decided, memory)
         if not decided:
             return []
         self._extend_lists(toks, text, decided, memory)
@@ -591,6 +596,30 @@ class NameFinder:
         if len(nt.text) == 1 and k + 2 < len(toks):  # "eric g. samoylova"
             nt = toks[k + 2]
         return nt.lower and nt.low not in STOP and name_class(nt) in _NAMEISH and nt.info.last_rank <= 2500
+
+    def _full_names(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory) -> None:
+        """"… — Zorvath Quellin here": two adjacent capitalised tokens that are names or unknown to
+        every table (not words, places, calendar, famous or story characters) read as a person's
+        first and last name, whatever the session looks like. Word-problem characters rarely come
+        with a surname; public figures and places are excluded by their lists."""
+        ok = ("unknown", "pure", "propn")
+        for k in range(len(toks) - 1):
+            t, u = toks[k], toks[k + 1]
+            if k in decided and k + 1 in decided:
+                continue
+            if not (t.cap and u.cap) or t.upper or u.upper or text[t.end : u.start] != " ":
+                continue
+            if name_class(t) not in ok or name_class(u) not in ok:
+                continue
+            if t.sent_init and name_class(t) != "pure" and t.info.is_word:
+                continue
+            if any(is_famous(x.text) or is_place(x.text) or is_calendar(x.text) or memory.is_kept(x.text)
+                   or is_curricular_head(x.text) or x.low in GREETINGS or x.low in STOP or looks_like_word(x.low, self.lex) for x in (t, u)):
+                continue
+            if f"{t.low} {u.low}" in FAMOUS_FULL:
+                continue
+            decided.setdefault(k, 0.75)
+            decided.setdefault(k + 1, 0.75)
 
     def _extend_lists(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory) -> None:
         """"Eklund, Michael and Hodge": capitalised neighbours of a found name in a list are names too."""
