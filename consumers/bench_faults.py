@@ -26,15 +26,21 @@ from pathlib import Path
 from .bench_stream import WorkerProcs, write_bench_config
 from .broker import EmbeddedBroker
 from .kafka import ensure_topics, make_consumer, make_producer
-from .leak_scan import ValueSet, scan
+from .leak_scan import ValueSet, scan as _scan
 
 CANARY_TEMPLATES = [
     "Hi, my name is {first} {last} and my email is {first_l}.{last_l}@canary-mail.org",
-    "you can call me at +1 (415) 555-01{nn}, I'm {first} {last}",
+    "you can call me at +1 (415) 8{nn}-27{nn}, I'm {first} {last}",
     "my student id is S{id} — {first} {last} here",
 ]
 CANARY_FIRST = ["Zorvath", "Ottoline", "Ferdinanda", "Quillon", "Marisabel", "Thaddeus", "Ysolde", "Bartholomew"]
 CANARY_LAST = ["Quellin", "Brackwater", "Okonkwo-Reyes", "Vantongeren", "Szczepanik", "Abernathy", "Mbeki", "Lindqvist"]
+
+
+def scan(values, **kw):
+    from surrogate.crypto import MAGIC
+
+    return _scan(values, state_magic=MAGIC, **kw)
 
 
 def canary_turn(i: int) -> tuple[str, list[str]]:
@@ -45,8 +51,8 @@ def canary_turn(i: int) -> tuple[str, list[str]]:
     values = [first, last]
     if "email" in tpl:
         values.append(f"{first.lower()}.{last.lower()}@canary-mail.org")
-    if "555-01" in tpl:
-        values.append(f"555-01{nn}")
+    if "-27" in tpl:
+        values.append(f"8{nn}-27{nn}")
     if "student id" in tpl:
         values.append(f"S{id_}")
     return text, values
@@ -223,7 +229,8 @@ async def sigkill(dialogues, n_turns: int, log_dir: str) -> dict:
         await sc.start(1)
         # send at a steady rate, and SIGKILL the worker while turns are still arriving
         sender = asyncio.create_task(_produce(sc.settings, sc.broker.bootstrap_servers, plan, rate=400))
-        await sc.wait_outputs(len(plan) // 3, timeout=180)
+        await read_all(sc.settings, sc.broker.bootstrap_servers, sc.settings.topics.output, len(plan) // 3,
+                       timeout=180, idle=0.0)
         sc.procs.kill_one(0)
         sc.procs.start_one()
         await sender

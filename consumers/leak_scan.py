@@ -105,6 +105,7 @@ def scan(
     logs: list[str] = (),
     metrics: list[str] = (),
     min_len: int = 3,
+    state_magic: bytes | None = None,
 ) -> LeakReport:
     rep = LeakReport()
     everything = values.all_values()
@@ -144,10 +145,18 @@ def scan(
     for raw in dlq:
         rep.scanned["dlq"] += 1
         record("dlq", global_matcher.find(raw.decode("utf-8", "replace")))
+    # State records are ciphertext: short values match random bytes by chance, so only values of
+    # 6+ characters are searched there; and every record must carry the sealed envelope's magic.
+    state_matcher = Matcher(everything, max(min_len, 6))
     for raw in state:
         rep.scanned["state"] += 1
-        if raw is not None:
-            record("state", global_matcher.find(raw.decode("latin-1")))
+        if raw is None:
+            continue
+        if state_magic is not None and not raw.startswith(state_magic):
+            rep.canary_hits["state:unsealed"] += 1
+            if len(rep.examples) < 20:
+                rep.examples.append("state: record without the sealed envelope")
+        record("state", state_matcher.find(raw.decode("latin-1")))
     for text in logs:
         rep.scanned["log_lines"] += text.count("\n") + 1
         record("logs", global_matcher.find(text))

@@ -9,6 +9,7 @@ import logging
 from consumers.leak_scan import ValueSet, scan
 from consumers.worker import Worker
 from middleware.metrics import Metrics
+from surrogate.crypto import MAGIC
 
 from .conftest import produce, read_topic, turn_bytes
 
@@ -68,9 +69,15 @@ async def test_worker_writes_no_leaks_and_scan_catches_a_planted_one(make_settin
     exposition = metrics.exposition()[0].decode()
     log_text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith(("middleware", "consumers", "surrogate")))
     rep = scan(_values(), outputs=[m.value for m in outs + logs_topic], dlq=[m.value for m in dlq],
-               state=[m.value for m in state], logs=[log_text], metrics=[exposition])
+               state=[m.value for m in state], logs=[log_text], metrics=[exposition], state_magic=MAGIC)
     assert rep.scanned["output"] == 2 * len(CANARIES) and rep.scanned["dlq"] == len(bad) and rep.scanned["state"] >= 1
     assert rep.leaks == 0, rep.summary()
     planted = rep.scanned
     rep2 = scan(_values(), outputs=[m.value for m in outs] + [json.dumps({"session_id": "c2", "text": "Ottoline!"}).encode()])
     assert rep2.leaks == 1 and planted
+
+
+def test_state_records_must_be_sealed():
+    vs = _values()
+    assert scan(vs, state=[b"PSM\x01{}"], state_magic=b"PSE").leaks == 1
+    assert scan(vs, state=[b"PSE\x01\x02random bytes", None], state_magic=b"PSE").leaks == 0
