@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .bench_stream import WorkerProcs, write_bench_config
+from .bench_stream import WorkerProcs, dialogues_with_values, write_bench_config
 from .broker import EmbeddedBroker
 from .kafka import ensure_topics, make_consumer, make_producer
 from .leak_scan import ValueSet, scan as _scan
@@ -59,19 +59,7 @@ def canary_turn(i: int) -> tuple[str, list[str]]:
 
 
 def dev_dialogues_with_values(data_dir: Path, files=("ncte_uptake.jsonl", "mathdial.jsonl", "bridge.jsonl")):
-    out = []
-    for name in files:
-        p = data_dir / name
-        if not p.exists():
-            continue
-        for line in p.open(encoding="utf-8"):
-            d = json.loads(line)
-            turns = [(t["speaker"], t["text"]) for t in d["turns"] if t["text"].strip()]
-            values = [s["text"] for s in d.get("spans", []) if s["label"] in
-                      ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")]
-            if turns:
-                out.append((turns, values))
-    return out
+    return dialogues_with_values(data_dir, files)
 
 
 def build_traffic(dialogues, n_turns: int, n_sessions: int, prefix: str, canary_every: int = 20):

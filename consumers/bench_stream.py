@@ -38,8 +38,20 @@ def default_data_dir() -> Path:
 
 def load_dialogues(data_dir: Path | None = None, files=DEFAULT_FILES) -> list[list[tuple[str, str]]]:
     """Dialogues as lists of (role, text); falls back to the bundled demo chats."""
-    data_dir = data_dir or default_data_dir()
-    out: list[list[tuple[str, str]]] = []
+    out = [turns for turns, _values in dialogues_with_values(data_dir or default_data_dir(), files)]
+    if not out:
+        from middleware.commands.demo import load_chats
+
+        out = [[(t["role"], t["text"]) for t in c["turns"]] for c in load_chats(None)]
+    return out
+
+
+CORE_LABELS = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
+
+
+def dialogues_with_values(data_dir: Path, files=DEFAULT_FILES) -> list[tuple[list[tuple[str, str]], list[str]]]:
+    """(turns as (role, text), gold core-PII values) per dialogue of the dev files present."""
+    out = []
     for name in files:
         p = data_dir / name
         if not p.exists():
@@ -48,11 +60,7 @@ def load_dialogues(data_dir: Path | None = None, files=DEFAULT_FILES) -> list[li
             d = json.loads(line)
             turns = [(t["speaker"], t["text"]) for t in d["turns"] if t["text"].strip()]
             if turns:
-                out.append(turns)
-    if not out:
-        from middleware.commands.demo import load_chats
-
-        out = [[(t["role"], t["text"]) for t in c["turns"]] for c in load_chats(None)]
+                out.append((turns, [s["text"] for s in d.get("spans", []) if s["label"] in CORE_LABELS]))
     return out
 
 

@@ -449,37 +449,51 @@ def _record(res: "DialogueResult", i: int, text: str, out, elapsed: float) -> No
 def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:
     """Run ``pipeline`` over one dialogue exactly as the worker would: turn by turn, in order, in
     one session (never looking ahead). Blank turns are skipped (the worker dead-letters them)."""
-    sid = str(dialogue.get("id") or f"dialogue-{index}")
-    res = DialogueResult(id=sid, meta=dialogue.get("meta") or {}, gold=gold_ents(dialogue), pred=[])
-    for i, it, text in _dialogue_turns(dialogue, index, t0):
-        res.turns += 1
-        if it is None:
-            res.empty_turns += 1
-            continue
-        t = time.perf_counter()
-        out = pipeline.process_sync(it)
-        _record(res, i, text, out, (time.perf_counter() - t) * 1e3)
-    pipeline.sessions.drop(sid)
+    steps = _dialogue_steps(dialogue, index, t0)
+    res = next(steps)
+    try:
+        out = None
+        while True:
+            it = steps.send(out)
+            out = pipeline.process_sync(it)
+    except StopIteration:
+        pass
+    pipeline.sessions.drop(res.id)
     return res
 
 
 async def arun_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:
     """Like :func:`run_dialogue` through the async ``Pipeline.process`` (with the LLM stage when
     it is configured). Scored spans are those of the tutor-facing output."""
+    steps = _dialogue_steps(dialogue, index, t0)
+    res = next(steps)
+    try:
+        out = None
+        while True:
+            it = steps.send(out)
+            out = await pipeline.process(it)
+            if out.refined is not None:  # async-refine: let the refinement finish (it teaches memory)
+                await out.final_logs()
+    except StopIteration:
+        pass
+    pipeline.sessions.drop(res.id)
+    return res
+
+
+def _dialogue_steps(dialogue: dict, index: int, t0: float):
+    """Generator shared by the sync and async runners: yields the result record first, then each
+    InputTurn, and receives that turn's TurnResult back (``send``)."""
     sid = str(dialogue.get("id") or f"dialogue-{index}")
     res = DialogueResult(id=sid, meta=dialogue.get("meta") or {}, gold=gold_ents(dialogue), pred=[])
+    yield res
     for i, it, text in _dialogue_turns(dialogue, index, t0):
         res.turns += 1
         if it is None:
             res.empty_turns += 1
             continue
         t = time.perf_counter()
-        out = await pipeline.process(it)
-        if out.refined is not None:  # async-refine: let the refinement finish (it teaches memory)
-            await out.final_logs()
+        out = yield it
         _record(res, i, text, out, (time.perf_counter() - t) * 1e3)
-    pipeline.sessions.drop(sid)
-    return res
 
 
 def predictions_record(res: DialogueResult) -> dict:

@@ -57,6 +57,7 @@ import re
 import socket
 import threading
 import time
+import typing
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +69,8 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
+
+from .schemas import DlqReason
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Settings
@@ -87,17 +90,8 @@ STAGES: tuple[str, ...] = ("parse", "fast_pass", "llm", "verifier", "surrogate",
 #: dlq = dead-lettered; reply = a tutor reply re-identified; duplicate = skipped as already seen.
 OUTCOMES: tuple[str, ...] = ("ok", "degraded", "dlq", "reply", "duplicate", OTHER)
 
-#: Must match ``middleware.schemas.DlqReason``.
-DLQ_REASONS: tuple[str, ...] = (
-    "not_json",
-    "invalid_utf8",
-    "schema",
-    "empty_text",
-    "too_large",
-    "not_object",
-    "processing_error",
-    OTHER,
-)
+#: The dead-letter reasons of the message contract (``middleware.schemas.DlqReason``).
+DLQ_REASONS: tuple[str, ...] = (*typing.get_args(DlqReason), OTHER)
 
 #: LLM request results (``plainsight_llm_requests_total``).
 LLM_STATUSES: tuple[str, ...] = (
