@@ -42,6 +42,10 @@ from .kafka import ensure_topics, make_consumer, make_producer
 log = logging.getLogger(__name__)
 
 
+#: Turns dispatched before the consumer loop yields to let them run (and their outputs be sent).
+DISPATCH_SLICE = 8
+
+
 class _PartitionOffsets:
     """Offsets of one partition in consumption order; tells the next committable offset."""
 
@@ -195,6 +199,7 @@ class Worker:
                     log.warning("fetch failed (%s); retrying", type(exc).__name__)
                     await asyncio.sleep(0.5)
                     continue
+                n = 0
                 for tp, records in batch.items():
                     for rec in records:
                         await self._slots.acquire()
@@ -202,6 +207,11 @@ class Worker:
                             self._slots.release()
                             break
                         self._dispatch(tp, rec)
+                        n += 1
+                        if n % DISPATCH_SLICE == 0:
+                            # let the turns just dispatched run and their outputs go out before
+                            # more of the batch is detected (latency under load)
+                            await asyncio.sleep(0)
         finally:
             committer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
