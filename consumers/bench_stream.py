@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from middleware.commands._common import percentile
+from middleware.commands._common import embedded_tuning, percentile
 
 DEFAULT_FILES = ("ncte_uptake.jsonl", "mathdial.jsonl", "bridge.jsonl", "ncte.jsonl")
 
@@ -222,13 +222,7 @@ class WorkerProcs:
 
 def write_bench_config(settings_overrides: dict, topics_prefix: str, partitions: int, group: str) -> str:
     cfg = {
-        "kafka": {
-            "group_id": group,
-            "partitions": partitions,
-            "session_timeout_ms": 2000,
-            "heartbeat_interval_ms": 400,
-            "fetch_max_wait_ms": 10,
-        },
+        "kafka": {**embedded_tuning()["kafka"], "group_id": group, "partitions": partitions},
         "topics": {
             "input": f"{topics_prefix}.turns",
             "output": f"{topics_prefix}.deid",

@@ -76,10 +76,6 @@ class _PartitionOffsets:
             self.done.discard(self.pending.popleft())
         self.committed = offset
 
-    @property
-    def in_flight(self) -> int:
-        return len(self.pending)
-
 
 @dataclass
 class WorkerStats:

@@ -26,19 +26,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plainsight", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"plainsight {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=help_)
-        p.set_defaults(_module=module)
-        p.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a command not built yet
-            if exc.name != module:
-                raise
-            p.set_defaults(_missing=True)
-            continue
-        mod.add_arguments(p)
+    add_module_commands(
+        sub, COMMANDS, "_module",
+        lambda p: p.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"]),
+    )
     return parser
+
+
+def add_module_commands(sub, table: dict[str, tuple[str, str]], module_attr: str, prepare=None) -> None:
+    """One subparser per ``name -> (module, help)``; the module adds its own arguments and the
+    parsed namespace carries the module's name in ``module_attr`` (imported again to run)."""
+    for name, (module, help_) in table.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(**{module_attr: module})
+        if prepare is not None:
+            prepare(p)
+        importlib.import_module(module).add_arguments(p)
 
 
 def _version() -> str:
@@ -55,9 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
-        return 2
-    if getattr(args, "_missing", False):
-        print(f"plainsight {args.command}: not available in this build", file=sys.stderr)
         return 2
     from .logs import setup_logging
 

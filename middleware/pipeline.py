@@ -15,7 +15,7 @@ from typing import Any
 
 from .config import Settings
 from .detection.base import Detector, Span, TurnContext, resolve_overlaps
-from .replace import Replacer, TagReplacer
+from .replace import Replacer
 from .schemas import KNOWN_ROLES, InputTurn, OutputTurn
 from .sessions import SessionState, SessionStore
 

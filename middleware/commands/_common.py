@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from middleware.evaluation import percentile  # noqa: F401  (re-exported: one definition, nearest rank)
+
 
 def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True, llm: bool = True) -> None:
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (see configs/default.yaml)")
@@ -69,10 +71,3 @@ def embedded_tuning() -> dict[str, Any]:
     """Client timings for the embedded broker: fast group joins, low fetch latency."""
     return {"kafka": {"session_timeout_ms": 2000, "heartbeat_interval_ms": 400, "fetch_max_wait_ms": 10}}
 
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    k = min(len(s) - 1, max(0, int(round(q / 100 * (len(s) - 1)))))
-    return s[k]

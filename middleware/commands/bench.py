@@ -30,27 +30,15 @@ BENCHES: dict[str, tuple[str, str]] = {
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="bench", metavar="BENCHMARK")
-    for name, (module, help_) in BENCHES.items():
-        sp = sub.add_parser(name, help=help_, description=help_)
-        sp.set_defaults(_bench_module=module)
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a benchmark not built yet
-            if exc.name != module:
-                raise
-            sp.set_defaults(_bench_missing=True)
-            continue
-        mod.add_arguments(sp)
+    from ..cli import add_module_commands
+
+    add_module_commands(p.add_subparsers(dest="bench", metavar="BENCHMARK"), BENCHES, "_bench_module")
 
 
 def run(args: argparse.Namespace) -> int:
     name = getattr(args, "bench", None)
     if not name:
         print("plainsight bench: choose a benchmark: " + ", ".join(BENCHES), file=sys.stderr)
-        return 2
-    if getattr(args, "_bench_missing", False):
-        print(f"plainsight bench {name}: not available in this build", file=sys.stderr)
         return 2
     mod = importlib.import_module(args._bench_module)
     return int(mod.run(args) or 0)

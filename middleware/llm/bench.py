@@ -68,10 +68,10 @@ def gold_map(dialogues: list[dict]) -> dict[str, str]:
 
 
 def _pct(xs: list[float], q: float) -> float:
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
+    """Nearest-rank percentile for ``q`` in [0, 1] (NaN for no values)."""
+    from ..evaluation import percentile
+
+    return percentile(xs, q * 100) if xs else float("nan")
 
 
 # ---------------------------------------------------------------- simulator process

@@ -122,36 +122,17 @@ async def process_with_llm(p: "Pipeline", turn: InputTurn) -> "TurnResult":
     context = _context(state)
     t1 = time.perf_counter()
     timings = {"fast_pass": (t1 - t0) * 1e3}
-    deid_mode, logs_mode = s.output.deid_mode, s.output.logs_mode
 
     if s.llm.policy == "wait":
         outcome = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=s.llm.latency_budget_ms / 1000.0, keep=_keep(state, p.settings))
         t2 = time.perf_counter()
         _llm_timings(timings, outcome)
-        deid = _output(p, turn, state, outcome.spans, deid_mode, outcome.degraded)
-        logs = _output(p, turn, state, outcome.spans, logs_mode, outcome.degraded)
         teach(p, state, turn.text, outcome.learned)
-        state.turns += 1
-        state.dirty = True
-        _remember(p, state, logs.role, logs.text, turn_index)
-        t3 = time.perf_counter()
-        timings["surrogate"] = (t3 - t2) * 1e3
-        timings["total"] = (t3 - t0) * 1e3
-        for o in (deid, logs):
-            o.timings_ms = dict(timings)
+        deid, logs = _emit(p, turn, state, outcome.spans, outcome.degraded, turn_index, timings, t2, t0)
         return TurnResult(deid=deid, logs=logs, spans=outcome.spans, timings_ms=timings, degraded=outcome.degraded, llm=outcome)
 
     # async-refine: answer now with the fast pass, refine the logs version in the background
-    deid = _output(p, turn, state, fast, deid_mode, False)
-    logs = _output(p, turn, state, fast, logs_mode, False)
-    state.turns += 1
-    state.dirty = True
-    _remember(p, state, logs.role, logs.text, turn_index)
-    t2 = time.perf_counter()
-    timings["surrogate"] = (t2 - t1) * 1e3
-    timings["total"] = (t2 - t0) * 1e3
-    for o in (deid, logs):
-        o.timings_ms = dict(timings)
+    deid, logs = _emit(p, turn, state, fast, False, turn_index, timings, t1, t0)
     prev = p._refine_tail.get(turn.session_id)
     task = asyncio.ensure_future(_refine_later(p, turn, state, ctx, fast, cands, context, prev, turn_index, t0))
     sid = turn.session_id
@@ -163,6 +144,23 @@ async def process_with_llm(p: "Pipeline", turn: InputTurn) -> "TurnResult":
 
     task.add_done_callback(_clear)
     return TurnResult(deid=deid, logs=logs, spans=fast, timings_ms=timings, degraded=False, refined=task)
+
+
+def _emit(p: "Pipeline", turn: InputTurn, state: "SessionState", spans: list[Span], degraded: bool,
+          turn_index: int, timings: dict[str, float], t_from: float, t0: float) -> tuple[OutputTurn, OutputTurn]:
+    """Render both outputs, advance the session and remember the turn for the sliding context."""
+    out = p.settings.output
+    deid = _output(p, turn, state, spans, out.deid_mode, degraded)
+    logs = _output(p, turn, state, spans, out.logs_mode, degraded)
+    state.turns += 1
+    state.dirty = True
+    _remember(p, state, logs.role, logs.text, turn_index)
+    t = time.perf_counter()
+    timings["surrogate"] = (t - t_from) * 1e3
+    timings["total"] = (t - t0) * 1e3
+    for o in (deid, logs):
+        o.timings_ms = dict(timings)
+    return deid, logs
 
 
 def _llm_timings(timings: dict[str, float], outcome: "LLMOutcome") -> None:
