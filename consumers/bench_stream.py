@@ -11,6 +11,7 @@ broker hops), and the workers' CPU and RSS.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -106,6 +107,13 @@ class StreamResult:
     elapsed_s: float = 0.0
     turns_per_s: float = 0.0
     e2e_ms: list[float] = field(default_factory=list)
+    #: where the end-to-end time goes: driver send → the worker took the turn from its fetch
+    #: (driver producer, broker, worker fetch) | → output built (queueing in the worker, detection,
+    #: surrogates) | → the driver read the output (worker producer, broker, driver fetch)
+    inbound_ms: list[float] = field(default_factory=list)
+    in_worker_ms: list[float] = field(default_factory=list)
+    outbound_ms: list[float] = field(default_factory=list)
+    broker_cpu_percent: float | None = None
     worker_cpu_percent: float = 0.0
     worker_rss_mb: float = 0.0
     driver_cpu_percent: float = 0.0
@@ -131,6 +139,10 @@ class StreamResult:
             "e2e_p99_ms": round(percentile(lat, 99), 2) if lat else None,
             "e2e_max_ms": round(max(lat), 2) if lat else None,
             "e2e_mean_ms": round(statistics.fmean(lat), 2) if lat else None,
+            **{f"{name}_p{q}_ms": (round(percentile(xs, q), 2) if xs else None)
+               for name, xs in (("inbound", self.inbound_ms), ("in_worker", self.in_worker_ms), ("outbound", self.outbound_ms))
+               for q in (50, 99)},
+            "broker_cpu_percent": None if self.broker_cpu_percent is None else round(self.broker_cpu_percent, 1),
             "worker_cpu_percent": round(self.worker_cpu_percent, 1),
             "worker_rss_mb": round(self.worker_rss_mb, 1),
             "driver_cpu_percent": round(self.driver_cpu_percent, 1),
@@ -254,6 +266,7 @@ async def run_stream(
     worker_args: list[str] | None = None,
     log_dir: str | None = None,
     llm_latency_ms: float | None = None,
+    broker_pid: int | None = None,
 ) -> StreamResult:
     import psutil
 
@@ -274,6 +287,7 @@ async def run_stream(
         await reader.start()
         sent_at: dict[tuple[str, int], float] = {}
         received: dict[tuple[str, int], float] = {}
+        stamps: dict[tuple[str, int], tuple[float, float]] = {}  # (worker received-at, processed-at)
         got_degraded = 0
 
         async def read_until(pred, deadline):
@@ -287,6 +301,9 @@ async def run_stream(
                         key = (o["session_id"], o["turn_id"])
                         if key not in received:
                             received[key] = now
+                            h = dict(m.headers or ())
+                            if "plainsight-received-at" in h and "plainsight-processed-at" in h:
+                                stamps[key] = (float(h["plainsight-received-at"]), float(h["plainsight-processed-at"]))
                             if o.get("degraded"):
                                 got_degraded += 1
 
@@ -303,14 +320,24 @@ async def run_stream(
             raise RuntimeError("workers did not come up within the warm-up time")
         await asyncio.sleep(1.0)
         received.clear()
+        stamps.clear()
         got_degraded = 0
 
         plan = plan_turns(dialogues, n_turns, n_sessions, f"b{run_id}")
+        import gc
+
+        gc.collect()
+        gc.freeze()  # the driver's own GC pauses would show up as end-to-end latency
         wprocs = [psutil.Process(pid) for pid in procs.pids]
         for p in wprocs:
             p.cpu_percent(None)
         me = psutil.Process()
         me.cpu_percent(None)
+        broker_proc = None
+        if broker_pid:
+            with contextlib.suppress(psutil.Error):
+                broker_proc = psutil.Process(broker_pid)
+                broker_proc.cpu_percent(None)
         rss_peak = 0.0
 
         async def send_all():
@@ -358,6 +385,9 @@ async def run_stream(
             except psutil.Error:
                 pass
         res.driver_cpu_percent = me.cpu_percent(None)
+        if broker_proc is not None:
+            with contextlib.suppress(psutil.Error):
+                res.broker_cpu_percent = broker_proc.cpu_percent(None)
         res.worker_cpu_percent = cpu
         res.worker_rss_mb = rss_peak
         res.turns_sent = len(sent_at)
@@ -366,6 +396,11 @@ async def run_stream(
         res.elapsed_s = t_end - t_start
         res.turns_per_s = res.turns_received / res.elapsed_s if res.elapsed_s > 0 else 0.0
         res.e2e_ms = [(received[k] - sent_at[k]) * 1e3 for k in sent_at if k in received]
+        for k, (w_in, w_out) in stamps.items():
+            if k in sent_at:
+                res.inbound_ms.append((w_in - sent_at[k]) * 1e3)
+                res.in_worker_ms.append((w_out - w_in) * 1e3)
+                res.outbound_ms.append((received[k] - w_out) * 1e3)
         res.degraded = got_degraded
     finally:
         for closer in (reader.stop, producer.stop):

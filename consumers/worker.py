@@ -35,6 +35,7 @@ from middleware.config import Settings
 from middleware.logs import session_ref
 from middleware.parsing import ParseFailure, parse_turn
 from middleware.pipeline import Pipeline
+from middleware.runtime import freeze_heap
 from middleware.schemas import DeadLetter, InputTurn, OutputTurn, sha256_hex
 
 from .kafka import ensure_topics, make_consumer, make_producer
@@ -151,6 +152,8 @@ class Worker:
             await ensure_topics(self.settings, self.bootstrap_servers)
         # first turns must not pay for lazy initialisation (models, lexicons, regex caches)
         await asyncio.to_thread(self.pipeline.warm_up)
+        if self.settings.worker.gc_freeze:
+            freeze_heap()
         self._producer = make_producer(self.settings, self.bootstrap_servers)
         await self._producer.start()
         if self.state_store is not None:
@@ -255,6 +258,7 @@ class Worker:
     # ------------------------------------------------------------------ dispatch
     def _dispatch(self, tp: TopicPartition, rec) -> None:
         self.stats.consumed += 1
+        received_at = time.time()
         self._offsets[tp].add(rec.offset)
         t0 = time.perf_counter()
         parsed = parse_turn(rec.value, self.settings.worker.max_payload_bytes)
@@ -279,7 +283,7 @@ class Worker:
                 del self._session_tail[sid]
 
         step.add_done_callback(_release)
-        task = asyncio.create_task(self._handle(tp, rec, parsed, prev, step))
+        task = asyncio.create_task(self._handle(tp, rec, parsed, prev, step, received_at))
         task.add_done_callback(lambda _t, step=step: step.done() or step.set_result(None))
         self._track(tp, rec.offset, task)
 
@@ -307,7 +311,7 @@ class Worker:
         task.add_done_callback(_done)
 
     async def _handle(self, tp: TopicPartition, rec, turn: InputTurn, prev: asyncio.Future | None,
-                      step: asyncio.Future) -> bool:
+                      step: asyncio.Future, received_at: float = 0.0) -> bool:
         if prev is not None and not prev.done():
             await asyncio.wait({prev})
         is_reply = tp.topic == self.settings.topics.replies_in
@@ -326,9 +330,9 @@ class Worker:
                     step.done() or step.set_result(None)
                     return True
                 result = await self.pipeline.process(turn)
-                now_out = [(t.output, _payload(result.deid), _timing_headers(result.deid))]
+                now_out = [(t.output, _payload(result.deid), _timing_headers(result.deid, received_at))]
                 if result.refined is None:
-                    now_out.append((t.logs, _payload(result.logs), _timing_headers(result.logs)))
+                    now_out.append((t.logs, _payload(result.logs), _timing_headers(result.logs, received_at)))
                     later = None
                 else:
                     later = result  # logs wait for the refinement (policy async-refine)
@@ -354,7 +358,7 @@ class Worker:
         step.done() or step.set_result(None)
         if later is not None:
             logs = await later.final_logs()
-            if not await self._produce_all(turn.session_id, [(t.logs, logs, _timing_headers(logs))]):
+            if not await self._produce_all(turn.session_id, [(t.logs, logs, _timing_headers(logs, received_at))]):
                 return False
         self._record(turn, is_reply, result, produce_s)
         return True
@@ -614,11 +618,16 @@ def _payload(out: OutputTurn | bytes | None) -> bytes | None:
     return out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out
 
 
-def _timing_headers(out: OutputTurn) -> list[tuple[str, bytes]]:
-    return [
+def _timing_headers(out: OutputTurn, received_at: float = 0.0) -> list[tuple[str, bytes]]:
+    """Per-stage timings, and when the worker took the input from its fetch (``received-at``) and
+    built this output (``processed-at``), both epoch seconds: where end-to-end latency goes."""
+    h = [
         ("plainsight-timings-ms", json.dumps({k: round(v, 3) for k, v in out.timings_ms.items()}).encode()),
         ("plainsight-processed-at", repr(out.processed_at).encode()),
     ]
+    if received_at:
+        h.append(("plainsight-received-at", repr(received_at).encode()))
+    return h
 
 
 def _fmt_tps(tps: list[TopicPartition]) -> str:

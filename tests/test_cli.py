@@ -97,3 +97,23 @@ async def test_serve_against_given_bootstrap_and_sigterm_drains(make_settings, t
     assert proc.returncode == 0, err[-2000:]
     assert "worker stopped" in err
     assert "Ana" not in err
+
+
+def test_bench_stream_smoke_reports_throughput_latency_breakdown(tmp_path):
+    """`bench stream` end to end (embedded broker, one worker process, bundled demo chats): every
+    turn comes back, and the JSON carries the figures the README's Performance table quotes."""
+    env = _env()
+    env["PLAINSIGHT_DATA_DIR"] = str(tmp_path)  # no dev files: the bundled demo chats are used
+    proc = subprocess.run(PLAINSIGHT + ["bench", "stream", "--turns", "300", "--sessions", "20", "--rate", "300",
+                                        "--workers", "1", "--idle-sessions", "0", "--json"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    run = out["runs"][0]
+    assert run["turns_received"] == run["turns_sent"] == 300 and run["missing"] == 0
+    assert out["turns_per_s"] > 0 and out["e2e_p99_ms"] > 0
+    for k in ("inbound_p99_ms", "in_worker_p99_ms", "outbound_p99_ms"):
+        assert run[k] is not None and run[k] >= 0, k
+    # the three segments add up to the end-to-end time (medians of parts ≈ median of the whole)
+    assert run["in_worker_p50_ms"] <= run["e2e_p50_ms"]
+    assert run["broker_cpu_percent"] is not None and run["worker_cpu_percent"] > 0

@@ -74,7 +74,8 @@ async def _run(args: argparse.Namespace) -> int:
                     os.environ[env_key] = "sk-simulated"
                 res = await run_stream(bootstrap, cfg, args.turns, args.sessions, args.rate, k, dialogues,
                                        timeout_s=args.timeout, worker_args=worker_args,
-                                       llm_latency_ms=args.llm_latency_ms)
+                                       llm_latency_ms=args.llm_latency_ms,
+                                       broker_pid=broker.pid if broker is not None else None)
                 os.unlink(cfg)
                 runs.append(res.summary())
                 if not args.json:
@@ -83,6 +84,10 @@ async def _run(args: argparse.Namespace) -> int:
                           f"p95 {s['e2e_p95_ms']} ms  p99 {s['e2e_p99_ms']} ms  cpu {s['worker_cpu_percent']}%  "
                           f"rss {s['worker_rss_mb']} MB  received {s['turns_received']}/{s['turns_sent']}",
                           file=sys.stderr)
+                    print(f"  where p50/p99 go: inbound {s['inbound_p50_ms']}/{s['inbound_p99_ms']} ms (driver producer, "
+                          f"broker, worker fetch)  in worker {s['in_worker_p50_ms']}/{s['in_worker_p99_ms']} ms  "
+                          f"outbound {s['outbound_p50_ms']}/{s['outbound_p99_ms']} ms (worker producer, broker, driver "
+                          f"fetch)  broker cpu {s['broker_cpu_percent']}%", file=sys.stderr)
             finally:
                 if broker is not None:
                     await broker.stop()
