@@ -117,3 +117,13 @@ def test_bench_stream_smoke_reports_throughput_latency_breakdown(tmp_path):
     # the three segments add up to the end-to-end time (medians of parts ≈ median of the whole)
     assert run["in_worker_p50_ms"] <= run["e2e_p50_ms"]
     assert run["broker_cpu_percent"] is not None and run["worker_cpu_percent"] > 0
+
+
+def test_bench_broker_measures_one_hop_on_a_fresh_embedded_broker():
+    proc = subprocess.run(PLAINSIGHT + ["bench", "broker", "--messages", "600", "--rate", "400", "--window", "300",
+                                        "--json"], capture_output=True, text=True, timeout=180, env=_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    assert out["received"] == 600 and out["broker"] == "embedded"
+    assert 0 < out["hop_p50_ms"] <= out["hop_p99_ms"] and len(out["hop_p99_ms_per_window"]) == 2
+    assert out["broker_cpu_percent"] is not None

@@ -22,6 +22,10 @@ BENCHES: dict[str, tuple[str, str]] = {
         "middleware.commands.bench_stream",
         "turns/s and end-to-end latency through a broker and 1..K worker processes",
     ),
+    "broker": (
+        "middleware.commands.bench_broker",
+        "the transport floor: one producer → broker → consumer hop, no plainsight",
+    ),
     "faults": (
         "middleware.commands.bench_faults",
         "SIGKILL, broker restart, LLM outage, 10,000 hostile inputs, then a leak scan",
