@@ -251,3 +251,47 @@ def test_refill_keeps_offsets_and_the_mapping_consistent():
     assert all(out["turns"][s["turn"]]["text"][s["start"]:s["end"]] == s["text"] for s in out["spans"])
     first, last = texts[0].split()
     assert texts[1] == first.lower() and texts[2] == last and len(out["spans"]) == 3
+
+
+# -- word-problem characters a tutor tells without problem metadata ------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mia and Daquan have a lemonade stand. At the end of the day, they have $12.",
+        "wonderful. now answer this. Ron has red, blue and black pens. together there are 48 pens.",
+        "If Pablo wants to know how big the surface of his garden is, what should he measure?",
+        "Maleka used a list of students in her school and samples every tenth one.",
+    ],
+)
+def test_story_characters_told_by_a_tutor_are_kept(finder, text):
+    assert names(finder, text, role="tutor") == []
+
+
+def test_story_character_stays_kept_later_in_the_session(finder):
+    mem = SessionMemory()
+    assert names(finder, "Maleka used a list of students in her school and samples every tenth one.", "tutor", mem) == []
+    assert names(finder, "he surveys the kids in his class", "student", mem) == []  # "his class" is no classroom
+    assert names(finder, "Tony samples all the students in his classes.", "tutor", mem) == []
+    assert names(finder, "So Maleka has the best method for producing accurate results.", "tutor", mem) == []
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # someone is addressed in the turn: a teacher talking to and about the class
+        ("Thanks, Aries. Mia and Daquan have a lemonade stand. At the end of the day, they have $12.", ["Aries", "Daquan"]),
+        ("Very good, Omowunmi.  So Omowunmi noticed that half of 5 is two and a half.", ["Omowunmi", "Omowunmi"]),
+        # "has done", "remembered": a classroom narrating its students, not a problem
+        ("Radenn has done this.  11 minus 8 which is 3.", ["Radenn"]),
+        # direct address and self-introduction always win
+        ("Bye Sofia.", ["Sofia"]),
+        ("My name is Kiara", ["Kiara"]),
+    ],
+)
+def test_people_next_to_maths_are_still_found(finder, text, expected):
+    assert names(finder, text, role="tutor") == expected
+
+
+def test_a_word_typed_with_a_space_is_not_a_name(finder):
+    assert names(finder, "please solve it without adding logarithm. use simple arith matic stepwise.") == []
+    assert names(finder, "hi mari ana, can you explain step 2?") != []  # two halves of a name stay a name

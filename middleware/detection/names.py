@@ -237,8 +237,11 @@ _PERSONAL_INFO = re.compile(r"\b(?:address|phone|e-?mail|account|password|birthd
                             r"passport|license|licence|salary|bank)\b", re.IGNORECASE)
 _THIRD = re.compile(r"\b(?:he|she|his|her|him|hers|himself|herself)\b", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow (?:many|much|long|far|old|tall)\b", re.IGNORECASE)
+#: More maths-question wording (only for the story-character rule, not a model feature).
+_MATHS_Q = re.compile(r"\b(?:how (?:big|large|wide|heavy|fast|high|deep)|subtract|multiply|divide|total|area|perimeter|volume)\b",
+                      re.IGNORECASE)
 _CLASSROOM = re.compile(
-    r"\b(?:you guys|everyone|everybody|boys and girls|raise your hands?|all of you|y'all|you all|class|table \w+|row \w+|"
+    r"\b(?:you guys|everyone|everybody|boys and girls|raise your hands?|all of you|y'all|you all|(?<!his )(?<!her )(?<!their )class|table \w+|row \w+|"
     r"partners?|groups?|line up|your seats?|eyes on me)\b", re.IGNORECASE)
 _STORY = re.compile(r"\b(?:question|problem|story)\b", re.IGNORECASE)
 _FAMILY = frozenset("mom mum mother dad father sister brother aunt uncle cousin grandma grandpa grandmother grandfather friend friends son daughter wife husband teacher tutor neighbor neighbour classmate".split())
@@ -298,6 +301,78 @@ _POSSESSIVES = frozenset("my your his her our their".split())
 _PRONOUN_12 = frozenset("i me you we us my your".split())
 _PREPOSITIONS = frozenset("with to for from at by of on about like than after before behind next between and or".split())
 _HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|what if)\b", re.IGNORECASE)
+
+
+def _split_word(toks: list, text: str, k: int, lex: Lexicon) -> bool:
+    """Token k (lowercase) completes the lowercase token before it into a word ("arith matic",
+    "calcu lation"): the first half is not a word of its own, the two joined are (or a typo of one)."""
+    if k < 1 or text[toks[k - 1].end : toks[k].start] != " ":
+        return False
+    a, b = toks[k - 1], toks[k]
+    if not a.lower or len(a.text) < 2 or len(a.text) + len(b.text) < 7 or a.info.logp_lower > -13.0:
+        return False
+    return looks_like_word(a.low + b.low, lex, common=-14.0)
+
+
+#: Verbs of word problems (possession, buying, making, moving, sharing), for the story-character
+#: rule. Not the verbs of a classroom narrating its students ("remembered", "noticed", "did",
+#: "made it easier", "has done").
+_PROBLEM_VERBS = frozenset(
+    """has have had wants wanted needs needed buys bought sells sold spends spent earns earned gets gives gave
+    takes took eats ate drinks drank runs ran rides rode walks walked drives drove saves saved pays paid
+    bakes baked collects collected picks picked plants planted fills filled paints painted builds owns owned
+    uses used samples sampled washes washed swims swam jogs jogged cuts shares shared divides puts orders ordered
+    counts receives received charges charged invites invited brings brought plans planned grows grew measures
+    measured mixes mixed pours poured feeds travels traveled travelled scores scored sprints sprinted sews sewed
+    knits knitted packs packed ships shipped rents rented borrows borrowed lends lent owes owed""".split()
+)
+_PARTICIPLE_IRREGULAR = frozenset("done made been got gotten given taken written drawn seen said told shown known thought found".split())
+
+
+def _story_character(toks: list, text: str, k: int, sig: dict, memory: SessionMemory, sentence: str) -> bool:
+    """Strong evidence that a name the keep review kept is a character of a word problem, strong
+    enough that the learned reviewer does not overrule it: one-to-one tutoring (not a classroom,
+    where classmates are talked about), no I/you/we/let's in the sentence, the name is the subject
+    of a word-problem verb ("Ron has red pens", "Mia and Daquan have a stand", "Tony samples") or
+    the agent of a passive ("washed by Lucy"), and the turn poses maths ("$12", "how big", "the
+    problem") or speaks of the actor as he/she, or the session already kept this name as a
+    character. Direct address ("Bye Sofia") and known people never reach this point, and the
+    caller drops the rule for a turn that addresses anyone."""
+    if memory.classroom or memory.addressed() >= 2 or sig["pers"] or sig["family"] or sig["pinfo"] or sig["speech"]:
+        return False
+    if _LETS.search(sentence):
+        return False
+    n = len(toks)
+    j = k + 1
+    if j + 1 < n and toks[j].low == "and" and toks[j + 1].cap:
+        j += 2
+    subject = False
+    if j < n and not re.search(r"[,.;:!?\n]", text[toks[j - 1].end : toks[j].start]):
+        w1 = toks[j].low
+        w2 = toks[j + 1].low if j + 1 < n else ""
+        if w1 in _PROBLEM_VERBS:
+            subject = not (w1 in ("has", "have", "had") and (w2 in _PARTICIPLE_IRREGULAR or (w2.endswith("ed") and len(w2) > 4)))
+    passive = (k >= 2 and toks[k - 1].low == "by" and toks[k - 2].low.endswith("ed")
+               and text[toks[k - 2].end : toks[k].start].strip() == "by")
+    if not (subject or passive):
+        return False
+    if sig["kept_mem"]:
+        return True
+    return bool(sig["qty"] or sig["tqty"] or sig["storyw"] or sig["hyp"] or sig["third"] or sig["howmany"]
+                or _MATHS_Q.search(sentence))
+
+
+_LETS = re.compile(r"\blet(?:'|’)?s\b|\blet us\b", re.IGNORECASE)
+
+
+def _coordinated_with(toks: list, text: str, k: int, kept: set[int]) -> bool:
+    """Is token k joined by "and" to a token kept in this turn ("Lucy and Kevin")?"""
+    for j, a, b in ((k - 2, k - 2, k), (k + 2, k, k + 2)):
+        if j in kept and 0 <= j < len(toks) and toks[(a + b) // 2].low == "and":
+            gap = text[toks[a].end : toks[b].start]
+            if "," not in gap and "." not in gap and "\n" not in gap:
+                return True
+    return False
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -401,6 +476,7 @@ class NameFinder:
                         ner_starts[k] = (a, b)
 
         decided: dict[int, float] = {}  # token index -> score
+        story: list[int] = []  # kept by _story_character, pending the whole turn
         confirmed: set[int] = set()  # decided by a direct cue / memory / role
         intro: set[int] = set()  # self-introductions
         for k, t in enumerate(toks):
@@ -421,6 +497,8 @@ class NameFinder:
                 continue  # a character of the session's problem text
             if memory.problem and strength <= 0 and not cue and _near_problem(t.low, memory.problem):
                 continue  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
+            if not cue and not t.cap and _split_word(toks, text, k, self.lex):
+                continue  # "arith matic": the second half of a word typed with a space in it
             if memory_ok and strength >= 1.0:
                 decided[k] = 0.95
                 confirmed.add(k)
@@ -478,6 +556,10 @@ class NameFinder:
             if kept and (sig["famous"] or sig["place"] or sig["famous_full"] or sig["head"] in _EPONYM_HEADS):
                 memory.add_kept(t.text)  # public figures, places, eponyms: the model does not overrule these
                 continue
+            sentence = _sentence(text, t.start, t.end)
+            if ((kept or (sig["hyp"] and _MATHS_Q.search(sentence))) and not cue and strength <= 0
+                    and _story_character(toks, text, k, sig, memory, sentence)):
+                story.append(k)  # a word-problem character unless someone is addressed in this turn (below)
             if k + 1 < n and (t.low, toks[k + 1].low) in _IDIOMS:
                 continue
             if cue == "title" and not kept:
@@ -502,6 +584,14 @@ class NameFinder:
                   and not (k > 0 and (toks[k - 1].low.rstrip(".") in TITLES or toks[k - 1].low in TITLES
                                       or toks[k - 1].low in GREETINGS))]:
             del decided[k]  # "Riemann Sum", "Newton's Second Law": a curricular word, not a surname
+        if story and not confirmed:
+            # nobody is addressed or known in this turn: the tutor is telling a problem, not talking
+            # to or about the class ("So -- hey, Aries. So Dawing has 97 pencils" stays a person)
+            for k in story:
+                decided.pop(k, None)
+                memory.add_kept(toks[k].text)
+            for k in [k for k in decided if k not in confirmed and _coordinated_with(toks, text, k, set(story))]:
+                del decided[k]  # "washed by Lucy and Kevin": the partner of a story character is one too
         self._full_names(toks, text, decided, memory)
         if not decided:
             return []
