@@ -36,7 +36,7 @@ def test_freeze_heap_moves_loaded_objects_out_of_gc_scans():
 
     try:
         info = freeze_heap()
-        assert info["frozen_objects"] == gc.get_freeze_count() > 1000
+        assert info["frozen_objects"] > 1000 and gc.get_freeze_count() > 1000  # (refcount frees may lower it)
         t0 = __import__("time").perf_counter()
         gc.collect()
         assert (__import__("time").perf_counter() - t0) < 5.0  # sanity only; the pause figure is in the bench

@@ -18,6 +18,10 @@ class Span:
     label: str
     source: str
     score: float = 1.0
+    #: why the recognizer decided (names: "direct" greeting/vocative, "intro" self-introduction,
+    #: "memory" a person known in the session, "title", "model", "rules", "context" a full name or
+    #: list neighbour, "bounded" fail-closed); diagnostics only, not part of equality
+    evidence: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not (0 <= self.start < self.end):

@@ -303,6 +303,10 @@ _PREPOSITIONS = frozenset("with to for from at by of on about like than after be
 _HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|what if)\b", re.IGNORECASE)
 
 
+#: strongest first: the evidence a multi-token span reports
+_EVIDENCE_ORDER = ("intro", "direct", "memory", "title", "model", "rules", "context", "bounded")
+
+
 def _split_word(toks: list, text: str, k: int, lex: Lexicon) -> bool:
     """Token k (lowercase) completes the lowercase token before it into a word ("arith matic",
     "calcu lation"): the first half is not a word of its own, the two joined are (or a typo of one)."""
@@ -477,6 +481,7 @@ class NameFinder:
 
         decided: dict[int, float] = {}  # token index -> score
         story: list[int] = []  # kept by _story_character, pending the whole turn
+        how: dict[int, str] = {}  # token index -> evidence (Span.evidence)
         confirmed: set[int] = set()  # decided by a direct cue / memory / role
         intro: set[int] = set()  # self-introductions
         for k, t in enumerate(toks):
@@ -501,11 +506,13 @@ class NameFinder:
                 continue  # "arith matic": the second half of a word typed with a space in it
             if memory_ok and strength >= 1.0:
                 decided[k] = 0.95
+                how[k] = "memory"
                 confirmed.add(k)
                 continue
             # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
             if cue in ("intro", "direct"):
                 decided[k] = 0.95
+                how[k] = cue
                 confirmed.add(k)
                 if cue == "intro":
                     intro.add(k)
@@ -535,6 +542,7 @@ class NameFinder:
                 # pathological input (thousands of name-like tokens): stop reviewing, fail closed
                 if score > 0 or t.cap:
                     decided[k] = max(score, 0.5)
+                    how[k] = "bounded"
                 continue
             if score <= 0 and not memory.is_person(t.text) and (
                 (cls == "unknown" and looks_like_word(t.low, self.lex))
@@ -552,6 +560,7 @@ class NameFinder:
                     memory.add_kept(t.text)
                     continue
                 decided[k] = score
+                how[k] = "rules"
                 continue
             if kept and (sig["famous"] or sig["place"] or sig["famous_full"] or sig["head"] in _EPONYM_HEADS):
                 memory.add_kept(t.text)  # public figures, places, eponyms: the model does not overrule these
@@ -564,6 +573,7 @@ class NameFinder:
                 continue
             if cue == "title" and not kept:
                 decided[k] = score  # "Mr. Nekrasov": a title is as direct as a greeting
+                how[k] = "title"
                 continue
             feats = self.model_features(toks, k, text, cls, score, strength, sig, kept, memory, ctx, k in ner_starts, gap_prev, gap_next)
             if trace is not None:
@@ -574,6 +584,7 @@ class NameFinder:
             p = model.prob(feats)
             if p >= thr:
                 decided[k] = max(score, 0.8)
+                how[k] = "model"
             else:
                 if kept:
                     memory.add_kept(t.text)
@@ -596,7 +607,7 @@ class NameFinder:
         if not decided:
             return []
         self._extend_lists(toks, text, decided, memory)
-        spans = self._merge(toks, text, decided, confirmed, memory, intro)
+        spans = self._merge(toks, text, decided, confirmed, memory, intro, how)
         return spans
 
     # ------------------------------------------------------------------ learned reviewer
@@ -924,7 +935,8 @@ class NameFinder:
         return verb
 
     # ------------------------------------------------------------------ spans
-    def _merge(self, toks: list[Tok], text: str, decided: dict[int, float], confirmed: set[int], memory: SessionMemory, intro: set[int] = frozenset()) -> list[Span]:
+    def _merge(self, toks: list[Tok], text: str, decided: dict[int, float], confirmed: set[int], memory: SessionMemory,
+               intro: set[int] = frozenset(), how: dict[int, str] | None = None) -> list[Span]:
         spans: list[Span] = []
         used: set[int] = set()
         for k in sorted(decided):
@@ -962,7 +974,9 @@ class NameFinder:
             if b > a and len(toks[b].text) == 1:
                 end = toks[b].end
             score = max(decided.get(j, 0.0) for j in range(a, b + 1))
-            spans.append(Span(start, end, "NAME", self.source, score))
+            tags = {how.get(j, "context") for j in range(a, b + 1) if j in decided} if how is not None else set()
+            evidence = next((e for e in _EVIDENCE_ORDER if e in tags), "")
+            spans.append(Span(start, end, "NAME", self.source, score, evidence))
             strength = 2.0 if any(j in intro for j in range(a, b + 1)) else 1.0 if any(j in confirmed for j in range(a, b + 1)) else (0.8 if score >= 0.8 else 0.0)
             if strength:
                 memory.add_person(text[start:end], strength)
