@@ -71,3 +71,21 @@ def embedded_tuning() -> dict[str, Any]:
     """Client timings for the embedded broker: fast group joins, low fetch latency."""
     return {"kafka": {"session_timeout_ms": 2000, "heartbeat_interval_ms": 400, "fetch_max_wait_ms": 10}}
 
+
+
+def loop_factory():
+    """uvloop when installed (less per-message overhead in the Kafka clients), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def run_async(coro):
+    """``asyncio.run`` on :func:`loop_factory`'s loop (the worker, the demo and the benchmark
+    drivers all use the same loop, so a driver's own overhead does not dominate what it measures)."""
+    import asyncio
+
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+        return runner.run(coro)

@@ -22,9 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
+    from ._common import run_async
 
-    return asyncio.run(_run(args))
+    return run_async(_run(args))
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -50,9 +50,9 @@ def load_chats(path: str | None) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
+    from ._common import run_async
 
-    return asyncio.run(_demo(args))
+    return run_async(_demo(args))
 
 
 async def _demo(args: argparse.Namespace) -> int:

@@ -24,19 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
+    from ._common import run_async
 
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        return runner.run(serve(args))
-
-
-def _loop_factory():
-    """uvloop when installed (less per-message overhead in the Kafka clients), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
+    return run_async(serve(args))
 
 
 async def serve(args: argparse.Namespace) -> int:
