@@ -138,6 +138,11 @@ class StreamResult:
             "e2e_p95_ms": round(percentile(lat, 95), 2) if lat else None,
             "e2e_p99_ms": round(percentile(lat, 99), 2) if lat else None,
             "e2e_max_ms": round(max(lat), 2) if lat else None,
+            # in send order: the embedded broker's in-memory log gets slower as it grows (see
+            # `plainsight bench broker`), so later windows of a run are slower than early ones
+            "e2e_p99_ms_per_2000_turns": [round(percentile(lat[i : i + 2000], 99), 1) for i in range(0, len(lat), 2000)],
+            "in_worker_p99_ms_per_2000_turns": [round(percentile(self.in_worker_ms[i : i + 2000], 99), 1)
+                                                for i in range(0, len(self.in_worker_ms), 2000)],
             "e2e_mean_ms": round(statistics.fmean(lat), 2) if lat else None,
             **{f"{name}_p{q}_ms": (round(percentile(xs, q), 2) if xs else None)
                for name, xs in (("inbound", self.inbound_ms), ("in_worker", self.in_worker_ms), ("outbound", self.outbound_ms))
@@ -396,8 +401,9 @@ async def run_stream(
         res.elapsed_s = t_end - t_start
         res.turns_per_s = res.turns_received / res.elapsed_s if res.elapsed_s > 0 else 0.0
         res.e2e_ms = [(received[k] - sent_at[k]) * 1e3 for k in sent_at if k in received]
-        for k, (w_in, w_out) in stamps.items():
-            if k in sent_at:
+        for k in sent_at:  # send order
+            if k in stamps:
+                w_in, w_out = stamps[k]
                 res.inbound_ms.append((w_in - sent_at[k]) * 1e3)
                 res.in_worker_ms.append((w_out - w_in) * 1e3)
                 res.outbound_ms.append((received[k] - w_out) * 1e3)
