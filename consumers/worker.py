@@ -44,7 +44,9 @@ log = logging.getLogger(__name__)
 
 
 #: Turns dispatched before the consumer loop yields to let them run (and their outputs be sent).
-DISPATCH_SLICE = 8
+#: 1: each turn is detected and its outputs handed to the producer before the next turn of a
+#: fetched batch starts (measured at 1,000 turns/s: in-worker p99 3 ms, against 7.5 ms with 8).
+DISPATCH_SLICE = 1
 
 
 class _PartitionOffsets:
