@@ -217,10 +217,12 @@ class Pipeline:
         state = self.sessions.get(turn.session_id)
         spans = self.detect(turn, state)
         t1 = time.perf_counter()
-        outs = {
-            "deid": self.render(turn, state, spans, self.settings.output.deid_mode),
-            "logs": self.render(turn, state, spans, self.settings.output.logs_mode),
-        }
+        out_cfg = self.settings.output
+        deid = self.render(turn, state, spans, out_cfg.deid_mode)
+        # the same mode on both topics (the default): one rendering, two objects
+        logs = (deid.model_copy(update={"entities": list(deid.entities)}) if out_cfg.logs_mode == out_cfg.deid_mode
+                else self.render(turn, state, spans, out_cfg.logs_mode))
+        outs = {"deid": deid, "logs": logs}
         t2 = time.perf_counter()
         state.turns += 1
         # persist when the mapping or the memory may have changed (anything found, first turn)

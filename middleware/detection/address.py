@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Span, TurnContext
+from .base import Span, TurnContext, has_digit
 
 _L = r"[^\W\d_]"  # a letter, any script
 _W = rf"{_L}[\w'’.-]*"  # a word starting with a letter
@@ -179,7 +179,7 @@ class AddressRecognizer:
     labels = ("ADDRESS",)
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
-        if not any(ch.isdigit() for ch in text):
+        if not has_digit(text):
             return []
         lower_ok = not any(ch.isupper() for ch in text)
         out: list[Span] = []

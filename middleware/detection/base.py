@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+_DIGIT = re.compile(r"\d")
+
+
+def has_digit(text: str) -> bool:
+    """Any (Unicode) digit in ``text``: the cheap gate of the digit-based recognizers."""
+    return _DIGIT.search(text) is not None
+
+
+def count_digits(text: str) -> int:
+    return len(_DIGIT.findall(text))
+
 
 #: Labels scored as core PII (the others are indirect identifiers, reported separately).
 CORE_LABELS = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")

@@ -502,8 +502,6 @@ class NameFinder:
                 continue  # a character of the session's problem text
             if memory.problem and strength <= 0 and not cue and _near_problem(t.low, memory.problem):
                 continue  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
-            if not cue and not t.cap and _split_word(toks, text, k, self.lex):
-                continue  # "arith matic": the second half of a word typed with a space in it
             if memory_ok and strength >= 1.0:
                 decided[k] = 0.95
                 how[k] = "memory"
@@ -537,6 +535,8 @@ class NameFinder:
                 score = 0.55
             if score <= 0 and (model is None or not self._gate(toks, k, cls, strength)):
                 continue
+            if not cue and not t.cap and _split_word(toks, text, k, self.lex):
+                continue  # "arith matic": the second half of a word typed with a space in it
             reviews += 1
             if reviews > MAX_REVIEWS_PER_TURN:
                 # pathological input (thousands of name-like tokens): stop reviewing, fail closed

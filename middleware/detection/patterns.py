@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Span, TurnContext
+from .base import Span, TurnContext, count_digits, has_digit
 
 # --------------------------------------------------------------------------- helpers
 
@@ -229,7 +229,7 @@ class PhoneRecognizer:
     labels = ("PHONE",)
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
-        if sum(ch.isdigit() for ch in text) < 7:
+        if count_digits(text) < 7:
             return []
         out = []
         for m in _PHONE_CAND.finditer(text):
@@ -558,7 +558,7 @@ class IdNumberRecognizer:
     labels = ("ID_NUM",)
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
-        if not any(ch.isdigit() for ch in text):
+        if not has_digit(text):
             return []
         out: list[Span] = []
 
