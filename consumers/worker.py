@@ -339,9 +339,12 @@ class Worker:
                     step.done() or step.set_result(None)
                     return True
                 result = await self.pipeline.process(turn)
-                now_out = [(t.output, _payload(result.deid), _timing_headers(result.deid, received_at))]
+                deid_bytes, deid_headers = _payload(result.deid), _timing_headers(result.deid, received_at)
+                now_out = [(t.output, deid_bytes, deid_headers)]
                 if result.refined is None:
-                    now_out.append((t.logs, _payload(result.logs), _timing_headers(result.logs, received_at)))
+                    same = result.logs == result.deid  # same mode on both topics: same bytes
+                    now_out.append((t.logs, deid_bytes if same else _payload(result.logs),
+                                    deid_headers if same else _timing_headers(result.logs, received_at)))
                     later = None
                 else:
                     later = result  # logs wait for the refinement (policy async-refine)
