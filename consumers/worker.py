@@ -46,8 +46,8 @@ log = logging.getLogger(__name__)
 #: Turns dispatched before the consumer loop yields to let them run (and their outputs be sent).
 #: A small fetched batch (the worker keeps up): 1, each turn is detected and its outputs handed to
 #: the producer before the next one starts (at 1,000 turns/s in-worker p99 3 ms against 7.5 ms
-#: with 8). A backlog (a batch larger than DISPATCH_BATCH_SMALL): 8, so outputs go out in fewer,
-#: larger produce requests (with 1 throughout, saturation throughput fell from ~2,100 to ~1,500
+#: with 8). Behind (a fetched batch or the turns in flight above DISPATCH_BATCH_SMALL): 8, so
+#: outputs go out in fewer, larger produce requests (with 1 throughout, saturation throughput fell from ~2,100 to ~1,500
 #: turns/s per worker).
 DISPATCH_SLICE = 1
 DISPATCH_SLICE_BACKLOG = 8
@@ -207,7 +207,8 @@ class Worker:
                     continue
                 n = 0
                 size = sum(len(r) for r in batch.values())
-                slice_n = DISPATCH_SLICE if size <= DISPATCH_BATCH_SMALL else DISPATCH_SLICE_BACKLOG
+                behind = size > DISPATCH_BATCH_SMALL or self.in_flight > DISPATCH_BATCH_SMALL
+                slice_n = DISPATCH_SLICE_BACKLOG if behind else DISPATCH_SLICE
                 for tp, records in batch.items():
                     for rec in records:
                         await self._slots.acquire()
