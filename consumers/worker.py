@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 #: Turns dispatched before the consumer loop yields to let them run (and their outputs be sent).
 #: A small fetched batch (the worker keeps up): 1, each turn is detected and its outputs handed to
 #: the producer before the next one starts (at 1,000 turns/s in-worker p99 3 ms against 7.5 ms
-#: with 8). Behind (a fetched batch or the turns in flight above DISPATCH_BATCH_SMALL): 8, so
+#: with 8). Behind (a fetched batch, or the sessions waiting for an answer, above
+#: DISPATCH_BATCH_SMALL): 8, so
 #: outputs go out in fewer, larger produce requests (with 1 throughout, saturation throughput fell from ~2,100 to ~1,500
 #: turns/s per worker).
 DISPATCH_SLICE = 1
@@ -207,7 +208,9 @@ class Worker:
                     continue
                 n = 0
                 size = sum(len(r) for r in batch.values())
-                behind = size > DISPATCH_BATCH_SMALL or self.in_flight > DISPATCH_BATCH_SMALL
+                # behind: a big batch, or many sessions with a turn not yet answered (in flight
+                # would also count turns only waiting for a background LLM refinement)
+                behind = size > DISPATCH_BATCH_SMALL or len(self._session_tail) > DISPATCH_BATCH_SMALL
                 slice_n = DISPATCH_SLICE_BACKLOG if behind else DISPATCH_SLICE
                 for tp, records in batch.items():
                     for rec in records:
