@@ -295,3 +295,36 @@ def test_people_next_to_maths_are_still_found(finder, text, expected):
 def test_a_word_typed_with_a_space_is_not_a_name(finder):
     assert names(finder, "please solve it without adding logarithm. use simple arith matic stepwise.") == []
     assert names(finder, "hi mari ana, can you explain step 2?") != []  # two halves of a name stay a name
+
+
+# -- answers to a name question -------------------------------------------------------------------
+def _dialogue(finder, turns):
+    mem = SessionMemory()
+    return [names(finder, text, role, mem) for role, text in turns]
+
+
+@pytest.mark.parametrize(
+    "answer,expected",
+    [
+        ("jildau", ["jildau"]),  # lowercase, no table knows it
+        ("Jildau Bouts", ["Jildau Bouts"]),  # a capitalised surname that is also a word
+        ("it's zorvath", ["zorvath"]),
+        ("my name is juan pablo", ["juan pablo"]),
+        ("Maria L. Lopez", ["Maria L. Lopez"]),
+        ("ok", []),
+        ("no", []),
+        ("why do you need it", []),
+        ("I'm fine thanks", []),
+    ],
+)
+def test_the_answer_to_a_name_question_is_a_name(finder, answer, expected):
+    assert _dialogue(finder, [("tutor", "Hi! What's your name?"), ("student", answer)]) == [[], expected]
+
+
+def test_name_question_waits_for_the_other_speaker_and_then_expires(finder):
+    turns = [("tutor", "Who am I talking to?"), ("tutor", "hello?"), ("student", "sam")]
+    assert _dialogue(finder, turns) == [[], [], ["sam"]]
+    later = [("tutor", "What is your name?"), ("student", "sam"), ("tutor", "ok"), ("student", "wow")]
+    assert _dialogue(finder, later)[3] == []  # answered once: the question does not linger
+    assert names(finder, "What's your last name? Boyle") == ["Boyle"]  # answered in the same turn
+    assert names(finder, "Over your name?  I don't even know") == []  # not a name question

@@ -29,6 +29,9 @@ class SessionMemory:
     roles_seen: set[str] = field(default_factory=set)
     #: the session talks to a group (several people addressed, "everyone", "raise your hand", ...)
     classroom: bool = False
+    #: the role (case-folded) that just asked someone's name ("What's your name?"): the next
+    #: turn by another speaker is read as the answer. Empty: no question pending.
+    expect_name: str = ""
     turns: int = 0
     #: offsets [start, end] of the last turn's doubtful name candidates (rejected by the model
     #: without being sure) and the turn count they belong to; read by ``Cascade.candidates``.

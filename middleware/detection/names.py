@@ -307,6 +307,23 @@ _HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|wha
 _EVIDENCE_ORDER = ("intro", "direct", "memory", "title", "model", "rules", "context", "bounded")
 
 
+#: "What's your name?", "who am I talking to?", "what should I call you?": the answer is a name.
+_NAME_QUESTION = re.compile(
+    r"\b(?:what(?:'s|’s| is| was)? (?:your|ur|ya) (?:first |last |full |real |nick|sur)?name|"
+    r"(?:(?<=^)|(?<=[.!?,] )|(?<=\band )|(?<=\bhi )|(?<=\bhello )|(?<=\bhey ))(?:your|ur) (?:first |last |full )?name\s*\?|"
+    r"who (?:am i|are we) (?:talking|speaking|chatting|working) (?:to|with)|who is this\b|who's this\b|"
+    r"what (?:should|can|do|shall) (?:i|we) call you|what do (?:you|people|they) call you|what do you go by|"
+    r"(?:may|can|could) i (?:have|ask|get|know) (?:your|ur) name|(?:tell|give) me (?:your|ur) name|"
+    r"(?:can|could) you (?:tell|give) me (?:your|ur) name)",
+    re.IGNORECASE,
+)
+#: Lead-in words of an answer ("it's", "my name is", "I'm", "call me", "this is").
+_ANSWER_LEAD = frozenset(
+    "it's its it’s it is i'm im i’m i am my name names is call me this it's ok okay sure yes yeah yep um uh "
+    "well oh first last full nickname".split()
+)
+
+
 def _split_word(toks: list, text: str, k: int, lex: Lexicon) -> bool:
     """Token k (lowercase) completes the lowercase token before it into a word ("arith matic",
     "calcu lation"): the first half is not a word of its own, the two joined are (or a typo of one)."""
@@ -466,6 +483,7 @@ class NameFinder:
         if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
             memory.classroom = True
         toks = tokenize(text, self.lex)
+        answer_from = self._name_question(text, toks, (ctx.role or "").strip().casefold(), memory)
         if not toks:
             return []
         n = len(toks)
@@ -484,8 +502,14 @@ class NameFinder:
         how: dict[int, str] = {}  # token index -> evidence (Span.evidence)
         confirmed: set[int] = set()  # decided by a direct cue / memory / role
         intro: set[int] = set()  # self-introductions
+        if answer_from is not None:
+            for k in self._name_answer(toks, answer_from):
+                decided[k] = 0.95
+                how[k] = "intro"
+                confirmed.add(k)
+                intro.add(k)
         for k, t in enumerate(toks):
-            if len(t.text) < 2:
+            if len(t.text) < 2 or k in decided:
                 continue
             if blocked and any(a <= t.start and t.end <= b for a, b in blocked):
                 continue
@@ -609,6 +633,58 @@ class NameFinder:
         self._extend_lists(toks, text, decided, memory)
         spans = self._merge(toks, text, decided, confirmed, memory, intro, how)
         return spans
+
+    # ------------------------------------------------------------------ name questions
+    def _name_question(self, text: str, toks: list[Tok], role: str, memory: SessionMemory) -> int | None:
+        """Updates ``memory.expect_name`` and returns the token index from which this turn answers
+        a name question (the previous turn's, by another speaker, or this turn's own "What's your
+        last name? Boyle"), or None."""
+        start = None
+        pending = memory.expect_name
+        if pending and pending != role:
+            start = 0
+            memory.expect_name = ""
+        elif pending and len(toks) > 4:
+            memory.expect_name = ""  # the asker went on talking about something else
+        m = None
+        for m in _NAME_QUESTION.finditer(text):
+            pass
+        if m is not None:
+            q = text.find("?", m.end())
+            rest = text[q + 1 :] if q >= 0 else ""
+            if q >= 0 and rest.strip():
+                start = next((k for k, t in enumerate(toks) if t.start > q), None)
+            else:
+                memory.expect_name = role or "?"
+        return start
+
+    def _name_answer(self, toks: list[Tok], start: int) -> list[int]:
+        """Token indices of the name in a short answer to a name question ("jildau", "it's Zorvath
+        Quellin", "Maria L."): at most three name tokens after lead-in words, in an answer of at
+        most seven tokens; words ("no", "why", "fine", "student") are not names."""
+        rest = toks[start:]
+        if not rest or len(rest) > 7:
+            return []
+        out: list[int] = []
+        for k in range(start, len(toks)):
+            t = toks[k]
+            if t.low in _ANSWER_LEAD or t.low in GREETINGS:
+                if out:
+                    break
+                continue
+            if len(t.text) < 2 or not t.text.replace("-", "").replace("'", "").isalpha() or t.low in STOP:
+                if out and len(t.text) == 1 and t.text.isalpha():
+                    continue  # a middle initial: "Maria L. Lopez"
+                if out:
+                    break
+                return []
+            nameish = t.info.is_name or not looks_like_word(t.low, self.lex) or bool(out and t.cap)  # "Jildau Bouts"
+            if not nameish or (not t.cap and t.info.logp_lower > -11.0 and t.info.word_margin > 0):
+                return []  # an ordinary word: this turn is not a name
+            out.append(k)
+            if len(out) > 3:
+                return []
+        return out
 
     # ------------------------------------------------------------------ learned reviewer
     @staticmethod
