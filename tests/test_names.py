@@ -328,3 +328,8 @@ def test_name_question_waits_for_the_other_speaker_and_then_expires(finder):
     assert _dialogue(finder, later)[3] == []  # answered once: the question does not linger
     assert names(finder, "What's your last name? Boyle") == ["Boyle"]  # answered in the same turn
     assert names(finder, "Over your name?  I don't even know") == []  # not a name question
+
+
+def test_a_name_question_followed_by_more_talk_still_expects_the_answer(finder):
+    turns = [("tutor", "What's your name? Mine is Ms. Lee."), ("student", "kwabena")]
+    assert _dialogue(finder, turns) == [["Lee"], ["kwabena"]]

@@ -483,7 +483,8 @@ class NameFinder:
         if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
             memory.classroom = True
         toks = tokenize(text, self.lex)
-        answer_from = self._name_question(text, toks, (ctx.role or "").strip().casefold(), memory)
+        role_key = (ctx.role or "").strip().casefold()
+        answer_from, asked_here = self._name_question(text, toks, role_key, memory)
         if not toks:
             return []
         n = len(toks)
@@ -503,11 +504,14 @@ class NameFinder:
         confirmed: set[int] = set()  # decided by a direct cue / memory / role
         intro: set[int] = set()  # self-introductions
         if answer_from is not None:
-            for k in self._name_answer(toks, answer_from):
+            answer = self._name_answer(toks, answer_from)
+            for k in answer:
                 decided[k] = 0.95
                 how[k] = "intro"
                 confirmed.add(k)
                 intro.add(k)
+            if asked_here and not answer:
+                memory.expect_name = role_key or "?"  # "What's your name? Mine is Ms. Lee." — the answer comes next
         for k, t in enumerate(toks):
             if len(t.text) < 2 or k in decided:
                 continue
@@ -635,11 +639,12 @@ class NameFinder:
         return spans
 
     # ------------------------------------------------------------------ name questions
-    def _name_question(self, text: str, toks: list[Tok], role: str, memory: SessionMemory) -> int | None:
-        """Updates ``memory.expect_name`` and returns the token index from which this turn answers
+    def _name_question(self, text: str, toks: list[Tok], role: str, memory: SessionMemory) -> tuple[int | None, bool]:
+        """Updates ``memory.expect_name``; returns the token index from which this turn may answer
         a name question (the previous turn's, by another speaker, or this turn's own "What's your
-        last name? Boyle"), or None."""
+        last name? Boyle"), or None, and whether the question is this turn's own."""
         start = None
+        here = False
         pending = memory.expect_name
         if pending and pending != role:
             start = 0
@@ -654,9 +659,10 @@ class NameFinder:
             rest = text[q + 1 :] if q >= 0 else ""
             if q >= 0 and rest.strip():
                 start = next((k for k, t in enumerate(toks) if t.start > q), None)
+                here = start is not None
             else:
                 memory.expect_name = role or "?"
-        return start
+        return start, here
 
     def _name_answer(self, toks: list[Tok], start: int) -> list[int]:
         """Token indices of the name in a short answer to a name question ("jildau", "it's Zorvath
