@@ -652,8 +652,10 @@ class NameFinder:
         elif pending and len(toks) > 4:
             memory.expect_name = ""  # the asker went on talking about something else
         m = None
-        for m in _NAME_QUESTION.finditer(text):
-            pass
+        low = text.lower()
+        if "name" in low or "who" in low or "call you" in low or "go by" in low:  # cheap gate (the regex: ~16 µs)
+            for m in _NAME_QUESTION.finditer(text):
+                pass
         if m is not None:
             q = text.find("?", m.end())
             rest = text[q + 1 :] if q >= 0 else ""
