@@ -333,3 +333,9 @@ def test_name_question_waits_for_the_other_speaker_and_then_expires(finder):
 def test_a_name_question_followed_by_more_talk_still_expects_the_answer(finder):
     turns = [("tutor", "What's your name? Mine is Ms. Lee."), ("student", "kwabena")]
     assert _dialogue(finder, turns) == [["Lee"], ["kwabena"]]
+
+
+def test_story_rule_is_for_the_tutor_a_student_s_third_person_stays_with_the_reviewer(finder):
+    text = "Mia and Daquan have a lemonade stand. At the end of the day, they have $12."
+    assert names(finder, text, role="tutor") == []
+    assert "Daquan" in names(finder, text, role="student")  # recall first: the reviewer's call

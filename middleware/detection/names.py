@@ -383,6 +383,10 @@ def _story_character(toks: list, text: str, k: int, sig: dict, memory: SessionMe
                 or _MATHS_Q.search(sentence))
 
 
+#: Roles whose turns the story-character rule leaves to the reviewer: a student talking about
+#: "Kevin has 2 dogs" is more often a real person than a problem the student poses.
+_LEARNER_ROLES = frozenset({"student", "students", "multiple students", "learner", "user", "human", "class"})
+
 _LETS = re.compile(r"\blet(?:'|’)?s\b|\blet us\b", re.IGNORECASE)
 
 
@@ -595,6 +599,7 @@ class NameFinder:
                 continue
             sentence = _sentence(text, t.start, t.end)
             if ((kept or (sig["hyp"] and _MATHS_Q.search(sentence))) and not cue and strength <= 0
+                    and (ctx.role or "").strip().casefold() not in _LEARNER_ROLES
                     and _story_character(toks, text, k, sig, memory, sentence)):
                 story.append(k)  # a word-problem character unless someone is addressed in this turn (below)
             if k + 1 < n and (t.low, toks[k + 1].low) in _IDIOMS:
