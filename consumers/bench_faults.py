@@ -150,7 +150,8 @@ async def read_all(settings, bootstrap, topic, expect: int = 0, timeout: float =
     return out
 
 
-def _by_turn(records):
+def outputs_by_turn(records):
+    """Output records grouped by (session_id, turn_id): a turn with two entries was replayed."""
     d = collections.defaultdict(list)
     for m in records:
         o = json.loads(m.value)
@@ -229,7 +230,7 @@ async def sigkill(dialogues, n_turns: int, log_dir: str) -> dict:
     expected = {(sid, tid) for sid, tid, _r, _t in plan}
     res = {"turns": len(plan)}
     for name, recs in (("output", outs), ("logs", logs)):
-        by = _by_turn(recs)
+        by = outputs_by_turn(recs)
         res[f"{name}_missing"] = len(expected - set(by))
         res[f"{name}_duplicated_turns"] = sum(1 for v in by.values() if len(v) > 1)
         res[f"{name}_duplicates_differing"] = sum(1 for v in by.values() if len(set(v)) > 1)
@@ -265,7 +266,7 @@ async def broker_restart(dialogues, n_turns: int, log_dir: str) -> dict:
         worker_logs = sc.worker_logs()
     finally:
         await sc.stop()
-    got = set(_by_turn(outs))
+    got = set(outputs_by_turn(outs))
     expected_after = {(sid, tid) for sid, tid, _r, _t in after}
     rep = scan(values, outputs=[m.value for m in outs + logs], dlq=[m.value for m in dlq],
                state=[m.value for m in state], logs=worker_logs, metrics=sc.metrics_text)

@@ -329,10 +329,9 @@ async def run_stream(
         got_degraded = 0
 
         plan = plan_turns(dialogues, n_turns, n_sessions, f"b{run_id}")
-        import gc
+        from middleware.runtime import freeze_heap
 
-        gc.collect()
-        gc.freeze()  # the driver's own GC pauses would show up as end-to-end latency
+        freeze_heap()  # the driver's own GC pauses would show up as end-to-end latency
         wprocs = [psutil.Process(pid) for pid in procs.pids]
         for p in wprocs:
             p.cpu_percent(None)

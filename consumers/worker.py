@@ -44,12 +44,10 @@ log = logging.getLogger(__name__)
 
 
 #: Turns dispatched before the consumer loop yields to let them run (and their outputs be sent).
-#: A small fetched batch (the worker keeps up): 1, each turn is detected and its outputs handed to
-#: the producer before the next one starts (at 1,000 turns/s in-worker p99 3 ms against 7.5 ms
-#: with 8). Behind (a fetched batch, or the sessions waiting for an answer, above
-#: DISPATCH_BATCH_SMALL): 8, so
-#: outputs go out in fewer, larger produce requests (with 1 throughout, saturation throughput fell from ~2,100 to ~1,500
-#: turns/s per worker).
+#: Keeping up: 1, each turn is detected and its outputs handed to the producer before the next one
+#: starts (at 1,000 turns/s in-worker p99 3 ms against 7.5 ms with 8). Behind (a fetched batch, or
+#: the sessions waiting for an answer, above DISPATCH_BATCH_SMALL): 8, so outputs go out in fewer,
+#: larger produce requests (with 1 throughout, saturation fell from ~2,100 to ~1,500 turns/s).
 DISPATCH_SLICE = 1
 DISPATCH_SLICE_BACKLOG = 8
 DISPATCH_BATCH_SMALL = 64

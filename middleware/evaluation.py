@@ -451,7 +451,7 @@ def _record(res: "DialogueResult", i: int, text: str, out, elapsed: float) -> No
     tm = out.timings_ms or {}
     # the pipeline's detection stage ("fast_pass"; "detect" in older versions), else the whole turn
     res.detect_ms.append(tm.get("fast_pass", tm.get("detect", elapsed)))
-    res.pred.extend(Ent(i, s.start, s.end, s.label, text[s.start : s.end], getattr(s, "evidence", "")) for s in out.spans)
+    res.pred.extend(Ent(i, s.start, s.end, s.label, text[s.start : s.end], s.evidence) for s in out.spans)
 
 
 def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000_000.0) -> DialogueResult:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import os
 import signal
@@ -12,6 +11,7 @@ import sys
 
 import yaml
 
+from consumers.bench_faults import outputs_by_turn
 from consumers.worker import Worker
 
 from .conftest import produce, read_topic, turn_bytes
@@ -54,14 +54,6 @@ def _cfg(s, tmp_path):
     return p
 
 
-def _by_turn(records):
-    out = collections.defaultdict(list)
-    for m in records:
-        o = json.loads(m.value)
-        out[(o["session_id"], o["turn_id"])].append(m.value)
-    return out
-
-
 async def test_sigkill_mid_stream_replays_byte_identical(make_settings, tmp_path):
     s = make_settings()
     cfg = _cfg(s, tmp_path)
@@ -89,7 +81,7 @@ async def test_sigkill_mid_stream_replays_byte_identical(make_settings, tmp_path
         except subprocess.TimeoutExpired:
             p2.kill()
     for topic_out in (outs, logs):
-        by = _by_turn(topic_out)
+        by = outputs_by_turn(topic_out)
         assert set(by) == {(f"k{i}", t) for i in range(n_sessions) for t in range(n_turns)}, "no turn lost"
         dups = {k: v for k, v in by.items() if len(v) > 1}
         assert dups, "the crash left processed-but-uncommitted turns to replay"
@@ -97,7 +89,7 @@ async def test_sigkill_mid_stream_replays_byte_identical(make_settings, tmp_path
             assert len(set(versions)) == 1, f"replayed duplicate of {k} differs"
     # the restarted worker continued each session's mapping: a session's first name always
     # gets the same replacement, before and after the crash
-    by = _by_turn(outs)
+    by = outputs_by_turn(outs)
     for i in range(n_sessions):
         texts = [json.loads(by[(f"k{i}", t)][0])["text"] for t in range(n_turns)]
         first = NAMES[i % len(NAMES)].split()[0]
@@ -138,7 +130,7 @@ async def test_rebalance_mid_session_keeps_surrogates(make_settings):
                 await asyncio.wait_for(t, 60)
                 await w.stop()
     assert w2.stats.processed > 0 and w1.stats.processed > 0
-    by = _by_turn(outs)
+    by = outputs_by_turn(outs)
     for i in range(n_sessions):
         texts = [json.loads(by[(f"r{i}", t)][0])["text"] for t in range(n_turns)]
         thanks = [x.split()[1] for x in texts if x.startswith("Thanks ")]
