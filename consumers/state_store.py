@@ -27,6 +27,7 @@ from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
 
 from middleware.logs import session_ref
+from middleware.sessions import SessionState, SessionStore
 from middleware.state_codec import SessionCodec, StateDecodeError
 
 from .kafka import make_consumer
@@ -34,11 +35,12 @@ from .kafka import make_consumer
 log = logging.getLogger(__name__)
 
 WRITER_HEADER = "plainsight-writer"
-#: ``SessionState.extra`` key of the fingerprint of the last state written (not persisted)
-FINGERPRINT_KEY = "state_fingerprint"
 
 
 class KafkaStateStore:
+    """The :class:`~middleware.sessions.SessionRepository` of the worker: sealed session states in
+    the compacted state topic."""
+
     def __init__(self, settings, bootstrap_servers: str, codec: SessionCodec) -> None:
         self.settings = settings
         self.bootstrap = bootstrap_servers
@@ -56,7 +58,8 @@ class KafkaStateStore:
         self.loaded = 0
         self.erased = 0
         self.undecodable = 0
-        self.pipeline = None
+        #: the session cache this store backs (``attach``)
+        self.sessions: SessionStore | None = None
 
     # -------------------------------------------------------------- lifecycle
     async def start(self) -> None:
@@ -76,12 +79,11 @@ class KafkaStateStore:
                 await asyncio.wait_for(self._consumer.stop(), 10)
         self._consumer = None
 
-    def attach(self, pipeline) -> None:
-        """Make the pipeline consult stored state on a session-cache miss, and keep the sealed
-        state of sessions the cache bound pushes out."""
-        self.pipeline = pipeline
-        pipeline.sessions.loader = self._load_session
-        pipeline.sessions.on_evict = self._stash
+    def attach(self, sessions: SessionStore) -> None:
+        """Back the session cache: stored state is consulted on a miss, and the sealed state of
+        sessions the cache bound pushes out is kept."""
+        self.sessions = sessions
+        sessions.use(self)
 
     # -------------------------------------------------------------- worker hooks
     def note_partition(self, session_id: str, partition: int) -> None:
@@ -93,13 +95,13 @@ class KafkaStateStore:
             return None
         # write only when something a replay depends on changed (most turns change nothing)
         fp = self.codec.fingerprint(state)
-        if state.extra.get(FINGERPRINT_KEY) == fp:
+        if state.stored_fingerprint == fp:
             state.dirty = False
             return None
-        state.extra[FINGERPRINT_KEY] = fp
+        state.stored_fingerprint = fp
         return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)]
 
-    async def on_assigned(self, tps: list[TopicPartition], pipeline) -> None:
+    async def on_assigned(self, tps: list[TopicPartition]) -> None:
         parts = {tp.partition for tp in tps if tp.topic == self.settings.topics.input}
         new = parts - self._owned
         if not new:
@@ -117,7 +119,7 @@ class KafkaStateStore:
                 n, len(fresh), (time.perf_counter() - t0) * 1e3,
             )
 
-    async def on_revoked(self, tps: list[TopicPartition], pipeline) -> None:
+    async def on_revoked(self, tps: list[TopicPartition]) -> None:
         parts = {tp.partition for tp in tps if tp.topic == self.settings.topics.input}
         gone = parts & self._owned
         if not gone:
@@ -129,7 +131,8 @@ class KafkaStateStore:
                 if p in gone:
                     del self._partition_of[sid]
                     self._blobs.pop(sid, None)
-                    pipeline.sessions.drop(sid)
+                    if self.sessions is not None:
+                        self.sessions.drop(sid)
 
     # -------------------------------------------------------------- reading
     async def _read_to_end(self, tps: list[TopicPartition], timeout: float = 120.0) -> int:
@@ -168,22 +171,23 @@ class KafkaStateStore:
             return
         self._partition_of[sid] = partition
         self._blobs[sid] = (partition, rec.value)
-        if self.pipeline is not None:
-            self.pipeline.sessions.drop(sid)  # a newer stored state wins over a cached one
+        if self.sessions is not None:
+            self.sessions.drop(sid)  # a newer stored state wins over a cached one
 
     def _erase_local(self, sid: str) -> None:
         self._blobs.pop(sid, None)
         self._partition_of.pop(sid, None)
-        if self.pipeline is not None and self.pipeline.sessions.drop(sid):
+        if self.sessions is not None and self.sessions.drop(sid):
             self.erased += 1
             log.info("session %s erased (tombstone)", session_ref(sid))
 
-    def _stash(self, state) -> None:
+    # -------------------------------------------------------------- SessionRepository
+    def evicted(self, state: SessionState) -> None:
         p = self._partition_of.get(state.session_id)
         if p is not None and p in self._owned:
             self._blobs[state.session_id] = (p, self.codec.encode(state))
 
-    def _load_session(self, sid: str):
+    def load(self, sid: str) -> SessionState | None:
         entry = self._blobs.pop(sid, None)
         if entry is None:
             return None

@@ -35,6 +35,7 @@ from middleware.config import Settings
 from middleware.logs import session_ref
 from middleware.parsing import ParseFailure, parse_turn
 from middleware.pipeline import Pipeline
+from surrogate.pipeline import build_pipeline
 from middleware.runtime import freeze_heap
 from middleware.schemas import DeadLetter, InputTurn, OutputTurn, sha256_hex
 
@@ -121,7 +122,7 @@ class Worker:
     ) -> None:
         self.settings = settings
         self.bootstrap_servers = bootstrap_servers
-        self.pipeline = pipeline or Pipeline(settings)
+        self.pipeline = pipeline or build_pipeline(settings)
         self.metrics = metrics
         if state_store == "auto":
             state_store = self._default_state_store() if settings.session.persist else None
@@ -163,7 +164,7 @@ class Worker:
         self._producer = make_producer(self.settings, self.bootstrap_servers)
         await self._producer.start()
         if self.state_store is not None:
-            self.state_store.attach(self.pipeline)
+            self.state_store.attach(self.pipeline.sessions)
             await self.state_store.start()
         self._consumer = make_consumer(self.settings, self.bootstrap_servers)
         self._consumer.subscribe(self._input_topics, listener=_Rebalance(self))
@@ -385,7 +386,7 @@ class Worker:
         if self.state_store is None:
             return None
         state = self.pipeline.sessions.get(session_id)
-        journal = state.extra.get("journal")
+        journal = state.journal
         if not journal:
             return None
         entry = journal.get(f"{tp.topic}:{tp.partition}:{offset}")
@@ -399,7 +400,7 @@ class Worker:
         state = self.pipeline.sessions.peek(session_id)
         if state is None:
             return
-        journal = state.extra.setdefault("journal", {})
+        journal = state.journal
         po = self._offsets.get(tp)
         floor = po.committed if po is not None and po.committed is not None else None
         if floor is not None:  # committed turns are never replayed: prune them
@@ -613,14 +614,14 @@ class Worker:
             if self.metrics is not None:
                 self.metrics.reset_lag(tp.topic, [tp.partition])
         if self.state_store is not None:
-            await self.state_store.on_revoked(mine, self.pipeline)
+            await self.state_store.on_revoked(mine)
         log.info("partitions revoked: %s", _fmt_tps(mine))
 
     async def _on_assigned(self, assigned: list[TopicPartition]) -> None:
         for tp in assigned:
             self._offsets.setdefault(tp, _PartitionOffsets())
         if self.state_store is not None:
-            await self.state_store.on_assigned(assigned, self.pipeline)
+            await self.state_store.on_assigned(assigned)
         log.info("partitions assigned: %s", _fmt_tps(assigned))
         self._ready.set()
         if self.metrics is not None:

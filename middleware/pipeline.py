@@ -3,6 +3,27 @@
 Used in-process by the Kafka worker (consumers/), by `plainsight redact` and `eval`, and by
 anyone embedding plainsight. It holds the per-session state (detector memory + replacement
 state) and never performs I/O of its own.
+
+``process``: detect (the fast pass) → refine (the optional :class:`~middleware.refine.Refiner`,
+i.e. the LLM stage) → finish (replace, advance the session). The replacer is injected: the
+composition root passes the surrogate replacer (``surrogate.pipeline.build_pipeline``).
+
+With a refiner, per ``llm.policy``:
+
+- ``wait``: the turn awaits the refiner within ``llm.latency_budget_ms``; on overrun or any
+  failure the turn fails closed (fast spans + all candidates masked) and both outputs carry
+  ``degraded=True``.
+- ``async-refine``: ``deid`` is the fast-pass result at once; ``logs`` is the fast-pass
+  version too, and ``TurnResult.refined`` is a task that resolves to the refined logs output
+  (``await result.final_logs()``). Refinements of one session complete in turn order; they
+  run concurrently with the session's next turns and with other sessions.
+
+Sliding context: the session keeps its last ``llm.context_turns`` *logs* outputs (already
+de-identified; in async-refine the entry is upgraded to the refined text when it is ready) in
+``SessionState.llm_context``. Nothing raw is kept. Candidates come from
+``Detector.candidates``; spans only the refiner found teach the session memory through
+``Detector.learn``; with ``llm.gate_trust_keep`` the memory's keep decisions
+(``Detector.keep_test``) don't send a turn to the model by themselves.
 """
 
 from __future__ import annotations
@@ -11,10 +32,10 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from .config import Settings
 from .detection.base import Detector, Span, TurnContext, resolve_overlaps
+from .refine import Refinement, Refiner
 from .replace import Replacer
 from .schemas import KNOWN_ROLES, InputTurn, OutputTurn
 from .sessions import SessionState, SessionStore
@@ -32,10 +53,10 @@ class TurnResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     #: the LLM stage failed closed for this turn (outputs flagged degraded)
     degraded: bool = False
-    #: the LLM stage's outcome (middleware.llm.LLMOutcome) when it ran
-    llm: Any = None
+    #: the refiner's (LLM stage's) outcome when it ran
+    llm: Refinement | None = None
     #: policy "async-refine": a task resolving to the refined ``logs`` output
-    refined: Any = None
+    refined: asyncio.Future | None = None
 
     async def final_logs(self) -> OutputTurn:
         """The output for the logging topic: the refined version when one is coming."""
@@ -76,7 +97,7 @@ def build_detector(settings: Settings) -> Detector:
     return Cascade.from_settings(settings)
 
 
-def build_llm_stage(settings: Settings):
+def build_llm_stage(settings: Settings) -> Refiner | None:
     """The LLM stage (middleware/llm/) when configured (``llm.base_url``/``llm.model``), else None."""
     if not settings.llm.is_enabled:
         return None
@@ -85,28 +106,25 @@ def build_llm_stage(settings: Settings):
     return LLMStage.from_settings(settings)
 
 
-def build_replacer(settings: Settings) -> Replacer:
-    """The surrogate replacer (surrogate/); it also serves the ``tag`` and ``redact`` modes."""
-    from surrogate import SurrogateReplacer
-
-    return SurrogateReplacer.from_settings(settings)
-
-
 class Pipeline:
-    """Detect → replace, with per-session state. ``process`` is async so later stages (LLM) can await."""
+    """Detect → refine → finish, with per-session state. ``process`` is async so the refiner can await."""
 
     def __init__(
         self,
         settings: Settings | None = None,
         detector: Detector | None = None,
         replacer: Replacer | None = None,
-        llm: Any = None,
+        llm: Refiner | None = None,
     ) -> None:
+        if replacer is None:
+            raise TypeError("Pipeline needs a replacer: use surrogate.pipeline.build_pipeline(settings), "
+                            "or pass replacer=middleware.replace.TagReplacer()")
         self.settings = settings or Settings()
         self.detector = detector or build_detector(self.settings)
-        self.replacer = replacer or build_replacer(self.settings)
-        #: the optional LLM stage (None = fast pass only); see middleware/llm/integrate.py
-        self.llm = llm if llm is not None else build_llm_stage(self.settings)
+        self.replacer = replacer
+        #: the optional refiner, the LLM stage (None = fast pass only)
+        self.llm: Refiner | None = llm if llm is not None else build_llm_stage(self.settings)
+        #: per session, the last background refinement (policy async-refine), to keep turn order
         self._refine_tail: dict[str, asyncio.Future] = {}
         self.labels = frozenset(self.settings.detection.labels)
         self.sessions = SessionStore(
@@ -122,13 +140,17 @@ class Pipeline:
             replace_state=self.replacer.new_state(session_id),
         )
 
-    def detect(self, turn: InputTurn, state: SessionState) -> list[Span]:
-        ctx = TurnContext(
+    @staticmethod
+    def _context(turn: InputTurn, state: SessionState) -> TurnContext:
+        return TurnContext(
             role=turn.role,
             session_id=turn.session_id,
             turn_index=state.turns,
             metadata=dict(turn.metadata or {}),
         )
+
+    def detect(self, turn: InputTurn, state: SessionState, ctx: TurnContext | None = None) -> list[Span]:
+        ctx = ctx or self._context(turn, state)
         spans = self.detector.detect(turn.text, ctx, state.detect_memory)
         return resolve_overlaps([s for s in spans if s.label in self.labels])
 
@@ -151,11 +173,7 @@ class Pipeline:
         """A tutor reply written with surrogates → the same reply with the real values restored."""
         t0 = time.perf_counter()
         state = self.sessions.get(turn.session_id)
-        fn = getattr(self.replacer, "reidentify", None)
-        if fn is None:
-            text, ents = turn.text, []
-        else:
-            text, ents = fn(turn.text, state.replace_state)
+        text, ents = self.replacer.reidentify(turn.text, state.replace_state)
         return OutputTurn(
             session_id=turn.session_id,
             turn_id=turn.turn_id,
@@ -168,15 +186,8 @@ class Pipeline:
             timings_ms={"reidentify": (time.perf_counter() - t0) * 1e3},
         )
 
-    async def process(self, turn: InputTurn) -> TurnResult:
-        if self.llm is not None and self.llm.enabled:
-            from .llm.integrate import process_with_llm
-
-            return await process_with_llm(self, turn)
-        return self.process_sync(turn)
-
     async def aclose(self, drain_timeout_s: float = 10.0) -> None:
-        """Let pending refinements (policy async-refine) finish, then close the LLM client."""
+        """Let pending refinements (policy async-refine) finish, then close the refiner's client."""
         pending = list(self._refine_tail.values())
         if pending:
             await asyncio.wait(pending, timeout=drain_timeout_s)
@@ -212,22 +223,128 @@ class Pipeline:
             metadata=self._metadata_out(turn),
         )
 
+    # ------------------------------------------------------------------ detect → refine → finish
+    async def process(self, turn: InputTurn) -> TurnResult:
+        if self.llm is None or not self.llm.enabled:
+            return self.process_sync(turn)
+        t0 = time.perf_counter()
+        state = self.sessions.get(turn.session_id)
+        turn_index = state.turns
+        ctx = self._context(turn, state)
+        fast = self.detect(turn, state, ctx)
+        cands = self._candidates(turn, ctx, state)
+        context = [(r, t) for _, r, t in state.llm_context]
+        t1 = time.perf_counter()
+        timings = {"fast_pass": (t1 - t0) * 1e3}
+        llm_s = self.settings.llm
+        keep = self.detector.keep_test(state.detect_memory) if llm_s.gate_trust_keep else None
+
+        if llm_s.policy == "wait":
+            outcome = await self.llm.refine(turn.text, ctx, fast, cands, context,
+                                            budget_s=llm_s.latency_budget_ms / 1000.0, keep=keep)
+            t2 = time.perf_counter()
+            _llm_timings(timings, outcome)
+            self.detector.learn(state.detect_memory, turn.text, outcome.learned)
+            deid, logs = self._finish(turn, state, outcome.spans, outcome.degraded, timings, t2, t0, remember=True)
+            return TurnResult(deid=deid, logs=logs, spans=outcome.spans, timings_ms=timings,
+                              degraded=outcome.degraded, llm=outcome)
+
+        # async-refine: answer now with the fast pass, refine the logs version in the background
+        deid, logs = self._finish(turn, state, fast, False, timings, t1, t0, remember=True)
+        sid = turn.session_id
+        prev = self._refine_tail.get(sid)
+        task = asyncio.ensure_future(self._refine_later(turn, state, ctx, fast, cands, context, keep, prev, turn_index, t0))
+        self._refine_tail[sid] = task
+
+        def _clear(t: asyncio.Future, sid: str = sid) -> None:
+            if self._refine_tail.get(sid) is t:
+                del self._refine_tail[sid]
+
+        task.add_done_callback(_clear)
+        return TurnResult(deid=deid, logs=logs, spans=fast, timings_ms=timings, degraded=False, refined=task)
+
     def process_sync(self, turn: InputTurn) -> TurnResult:
+        """The fast pass alone (no refiner): detect → finish."""
         t0 = time.perf_counter()
         state = self.sessions.get(turn.session_id)
         spans = self.detect(turn, state)
         t1 = time.perf_counter()
+        timings = {"fast_pass": (t1 - t0) * 1e3}
+        deid, logs = self._finish(turn, state, spans, False, timings, t1, t0)
+        return TurnResult(deid=deid, logs=logs, spans=spans, timings_ms=timings)
+
+    def _candidates(self, turn: InputTurn, ctx: TurnContext, state: SessionState) -> list[Span]:
+        try:
+            return [s for s in self.detector.candidates(turn.text, ctx, state.detect_memory) if s.label in self.labels]
+        except Exception as exc:  # a detector hook must not take the turn down
+            log.warning("detector candidates hook failed: %s", type(exc).__name__)
+            return []
+
+    def _finish(self, turn: InputTurn, state: SessionState, spans: list[Span], degraded: bool,
+                timings: dict[str, float], t_from: float, t0: float,
+                remember: bool = False) -> tuple[OutputTurn, OutputTurn]:
+        """Render both outputs, advance the session and (``remember``: the refiner ran) add the turn
+        to the refiner's sliding context; ``timings`` gets the surrogate and total times (ms)."""
         out_cfg = self.settings.output
-        deid = self.render(turn, state, spans, out_cfg.deid_mode)
+        deid = self.render(turn, state, spans, out_cfg.deid_mode, degraded)
         # the same mode on both topics (the default): one rendering, two objects
         logs = (deid.model_copy(update={"entities": list(deid.entities)}) if out_cfg.logs_mode == out_cfg.deid_mode
-                else self.render(turn, state, spans, out_cfg.logs_mode))
-        outs = {"deid": deid, "logs": logs}
-        t2 = time.perf_counter()
+                else self.render(turn, state, spans, out_cfg.logs_mode, degraded))
+        remembered = remember and self._remember(state, logs.role, logs.text)
         state.turns += 1
-        # persist when the mapping or the memory may have changed (anything found, first turn)
-        state.dirty = state.dirty or bool(spans) or state.turns == 1
-        timings = {"fast_pass": (t1 - t0) * 1e3, "surrogate": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3}
-        for o in outs.values():
+        # persist when the mapping, the memory or the context may have changed (anything found,
+        # first turn, a turn added to the sliding context)
+        state.dirty = state.dirty or bool(spans) or state.turns == 1 or remembered
+        t = time.perf_counter()
+        timings["surrogate"] = (t - t_from) * 1e3
+        timings["total"] = (t - t0) * 1e3
+        for o in (deid, logs):
             o.timings_ms = dict(timings)
-        return TurnResult(deid=outs["deid"], logs=outs["logs"], spans=spans, timings_ms=timings)
+        return deid, logs
+
+    def _remember(self, state: SessionState, role: str, text: str) -> bool:
+        """Add the turn's logs output to the refiner's sliding context."""
+        keep = self.settings.llm.context_turns
+        if keep <= 0:
+            return False
+        hist = state.llm_context
+        hist.append([state.turns, role, text])
+        del hist[:-keep]
+        return True
+
+    async def _refine_later(self, turn: InputTurn, state: SessionState, ctx: TurnContext, fast: list[Span],
+                            cands: list[Span], context: list[tuple[str, str]], keep, prev: asyncio.Future | None,
+                            turn_index: int, t0: float) -> OutputTurn:
+        refiner = self.llm
+        assert refiner is not None
+        try:
+            outcome = await refiner.refine(turn.text, ctx, fast, cands, context,
+                                           budget_s=self.settings.llm.async_budget_ms / 1000.0, keep=keep)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # refine never raises for model trouble; this is a bug guard
+            log.warning("llm refinement failed: %s", type(exc).__name__)
+            outcome = refiner.fail_closed(fast, cands, "error")
+        if prev is not None and not prev.done():
+            await asyncio.wait({prev})  # the session's logs stay in turn order
+        t1 = time.perf_counter()
+        out = self.render(turn, state, outcome.spans, self.settings.output.logs_mode, outcome.degraded)
+        self.detector.learn(state.detect_memory, turn.text, outcome.learned)
+        for entry in state.llm_context:  # upgrade the context entry to the refined text
+            if entry[0] == turn_index:
+                entry[2] = out.text
+        state.dirty = True
+        timings: dict[str, float] = {}
+        _llm_timings(timings, outcome)
+        timings["surrogate"] = (time.perf_counter() - t1) * 1e3
+        timings["total"] = (time.perf_counter() - t0) * 1e3
+        out.timings_ms = timings
+        return out
+
+
+def _llm_timings(timings: dict[str, float], outcome: Refinement) -> None:
+    llm_ms = outcome.timings.get("marking", 0.0) + outcome.timings.get("json", 0.0)
+    if outcome.sent:
+        timings["llm"] = llm_ms if llm_ms else outcome.timings.get("total", 0.0)
+        if "verifier" in outcome.timings:
+            timings["verifier"] = outcome.timings["verifier"]

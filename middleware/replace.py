@@ -25,9 +25,15 @@ def normalize_value(value: str, label: str) -> str:
 
 
 class Replacer(Protocol):
+    """Replaces spans consistently within a session, and maps a reply back (``reidentify``)."""
+
     def new_state(self, session_id: str) -> object: ...
 
     def replace(self, text: str, spans: list[Span], state: object, mode: str) -> tuple[str, list[EntityOut]]: ...
+
+    def reidentify(self, text: str, state: object) -> tuple[str, list[EntityOut]]:
+        """A reply written with this replacer's outputs → the real values restored, located."""
+        ...
 
 
 @dataclass(slots=True)
@@ -68,6 +74,10 @@ class TagReplacer:
             state.counters[label] = n
             state.numbers[key] = n
         return f"[{label}_{n}]"
+
+    def reidentify(self, text: str, state: TagState) -> tuple[str, list[EntityOut]]:
+        """Tags are not mapped back: the reply is returned as it is."""
+        return text, []
 
     def replace(self, text: str, spans: list[Span], state: TagState, mode: str) -> tuple[str, list[EntityOut]]:
         spans = sorted(spans, key=lambda s: s.start)

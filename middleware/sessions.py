@@ -2,7 +2,8 @@
 
 A session's state holds the detector's memory (people confirmed earlier in the session) and
 the replacement state (which surrogate/tag stands for which value). Persistence across
-workers is the transport's job (consumers/), through :meth:`SessionStore.put`.
+workers is the transport's job (consumers/): it implements :class:`SessionRepository` and is
+attached with :meth:`SessionStore.use`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 
 @dataclass(slots=True)
@@ -22,8 +23,37 @@ class SessionState:
     last_seen: float = field(default_factory=time.monotonic)
     #: Set when the state changed since it was last persisted.
     dirty: bool = False
-    #: Transport-specific bookkeeping (e.g. last processed offset), opaque to the core.
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: The refiner's (LLM stage's) sliding context: ``[turn_index, role, de-identified text]`` of the
+    #: session's last ``llm.context_turns`` logs outputs. Persisted with the state.
+    llm_context: list[list] = field(default_factory=list)
+    #: Replay journal kept by the transport: outputs of not-yet-committed input records,
+    #: ``"topic:partition:offset" -> [[output topic, base64 payload], ...]``. Persisted.
+    journal: dict[str, list] = field(default_factory=dict)
+    #: Digest of what the last stored copy of this state holds (set by the repository; not persisted).
+    stored_fingerprint: bytes | None = None
+
+
+class SessionRepository(Protocol):
+    """Where sessions live outside this process's cache (e.g. a compacted Kafka topic)."""
+
+    def load(self, session_id: str) -> SessionState | None:
+        """The stored state of a session missing from the cache, or None (a fresh one is made)."""
+        ...
+
+    def evicted(self, state: SessionState) -> None:
+        """A session pushed out of the cache by its size bound (not expiry or drop): keep its state
+        so that its next turn can load it again."""
+        ...
+
+
+class NoRepository:
+    """Sessions live in memory only."""
+
+    def load(self, session_id: str) -> SessionState | None:
+        return None
+
+    def evicted(self, state: SessionState) -> None:
+        return None
 
 
 class SessionStore:
@@ -33,21 +63,21 @@ class SessionStore:
         max_sessions: int = 100_000,
         ttl_s: float = 6 * 3600,
         clock: Callable[[], float] = time.monotonic,
-        loader: Callable[[str], SessionState | None] | None = None,
-        on_evict: Callable[[SessionState], None] | None = None,
+        repository: SessionRepository | None = None,
     ) -> None:
         self._factory = factory
-        #: Consulted on a miss before creating a fresh session (e.g. stored state of the session).
-        self.loader = loader
-        #: Called with a session pushed out by the size bound (not by expiry or drop), so its
-        #: state can be kept elsewhere (e.g. sealed) and reloaded on its next turn.
-        self.on_evict = on_evict
+        #: Consulted on a miss before creating a fresh session, and told about evictions.
+        self.repository: SessionRepository = repository or NoRepository()
         self._max = max_sessions
         self._ttl = ttl_s
         self._clock = clock
         self._items: OrderedDict[str, SessionState] = OrderedDict()
         self.evicted = 0
         self.expired = 0
+
+    def use(self, repository: SessionRepository) -> None:
+        """Back the cache with ``repository`` (loads on a miss, keeps evicted sessions)."""
+        self.repository = repository
 
     def __len__(self) -> int:
         return len(self._items)
@@ -64,8 +94,7 @@ class SessionStore:
             self.expired += 1
             st = None
         if st is None:
-            if self.loader is not None:
-                st = self.loader(session_id)
+            st = self.repository.load(session_id)
             if st is None:
                 st = self._factory(session_id)
             self._items[session_id] = st
@@ -104,8 +133,7 @@ class SessionStore:
         while len(self._items) > self._max:
             _sid, st = self._items.popitem(last=False)
             self.evicted += 1
-            if self.on_evict is not None:
-                self.on_evict(st)
+            self.repository.evicted(st)
 
     def ids(self) -> list[str]:
         return list(self._items)

@@ -17,7 +17,8 @@ from .sessions import SessionState
 
 FORMAT = 1
 
-#: Keys of ``SessionState.extra`` kept in the stored state (JSON-serialisable values only).
+#: ``SessionState`` fields stored under the document's "extra" key (JSON-serialisable values;
+#: the key name is kept so that states stored by earlier versions stay readable).
 PERSISTED_EXTRA = ("journal", "llm_context")
 
 
@@ -93,7 +94,7 @@ class SessionCodec:
             # transport/stage bookkeeping that must survive a move to another worker: outputs of
             # not-yet-committed turns (for identical replays) and the LLM's sliding context —
             # both de-identified text only
-            "extra": {k: state.extra[k] for k in PERSISTED_EXTRA if state.extra.get(k)},
+            "extra": {k: getattr(state, k) for k in PERSISTED_EXTRA if getattr(state, k)},
         }
         return json.dumps(doc, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
@@ -112,9 +113,11 @@ class SessionCodec:
         if mem is not None and fresh.detect_memory is not None:
             fresh.detect_memory = _restore(type(fresh.detect_memory), mem)
         fresh.turns = int(doc.get("turns", 0))
-        for k, v in (doc.get("extra") or {}).items():
-            if k in PERSISTED_EXTRA:
-                fresh.extra[k] = v
+        extra = doc.get("extra") or {}
+        if extra.get("journal"):
+            fresh.journal = dict(extra["journal"])
+        if extra.get("llm_context"):
+            fresh.llm_context = list(extra["llm_context"])
         return fresh
 
     def fingerprint(self, state: SessionState) -> bytes:
@@ -128,7 +131,7 @@ class SessionCodec:
         if isinstance(plain, dict):  # per-turn bookkeeping that no later turn's output depends on
             plain = {k: v for k, v in plain.items() if k not in _PER_TURN_MEMORY}
         mem = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        ctx = json.dumps(state.extra.get("llm_context") or [], ensure_ascii=False)
+        ctx = json.dumps(state.llm_context, ensure_ascii=False)
         return hashlib.blake2b(rep + b"\x00" + mem.encode() + b"\x00" + ctx.encode(), digest_size=16).digest()
 
     def encode(self, state: SessionState) -> bytes:

@@ -152,9 +152,9 @@ def _data_file(name: str):
 @pytest.fixture(scope="module")
 def pipeline():
     from middleware.config import load_settings
-    from middleware.pipeline import Pipeline
+    from surrogate.pipeline import build_pipeline
 
-    return Pipeline(load_settings())
+    return build_pipeline(load_settings())
 
 
 def _eval(pipeline, path, limit):

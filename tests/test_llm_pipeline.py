@@ -15,7 +15,7 @@ from middleware.detection.base import Span
 from middleware.detection.cascade import Cascade
 from middleware.llm.cli_args import add_llm_arguments, llm_overrides
 from middleware.llm.simulator import closed_port_url
-from middleware.pipeline import Pipeline
+from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 from tests.fake_openai import fake_llm  # noqa: F401  (fixture)
 
@@ -39,7 +39,7 @@ def turn(sid, i, text, role="student"):
 
 
 async def test_disabled_stage_is_the_fast_pass(cascade):
-    p = Pipeline(Settings(), detector=cascade)
+    p = build_pipeline(Settings(), detector=cascade)
     assert p.llm is None
     r = await p.process(turn("s", 0, "hi im Jake"))
     assert not r.degraded and r.refined is None and "Jake" not in r.deid.text
@@ -47,7 +47,7 @@ async def test_disabled_stage_is_the_fast_pass(cascade):
 
 async def test_wait_policy_adds_model_spans(fake_llm, cascade):
     fake_llm.gold = {"qwertyna": "NAME"}  # a name only the model knows
-    p = Pipeline(settings(fake_llm.base_url, gate="all"), detector=cascade)
+    p = build_pipeline(settings(fake_llm.base_url, gate="all"), detector=cascade)
     try:
         r = await p.process(turn("s", 0, "i got 12, ask qwertyna and Jake"))
     finally:
@@ -58,7 +58,7 @@ async def test_wait_policy_adds_model_spans(fake_llm, cascade):
 
 
 async def test_outage_degrades_and_emits_no_raw_pii(cascade):
-    p = Pipeline(settings(closed_port_url(), gate="all"), detector=cascade)
+    p = build_pipeline(settings(closed_port_url(), gate="all"), detector=cascade)
     text = "Jake told Zorblat to email jake.t@mail.com"
     try:
         r = await p.process(turn("s", 0, text))
@@ -73,7 +73,7 @@ async def test_outage_degrades_and_emits_no_raw_pii(cascade):
 
 async def test_budget_overrun_fails_closed_for_the_turn(fake_llm, cascade):
     fake_llm.latency_s = 1.0
-    p = Pipeline(settings(fake_llm.base_url, latency_budget_ms=150, gate="all"), detector=cascade)
+    p = build_pipeline(settings(fake_llm.base_url, latency_budget_ms=150, gate="all"), detector=cascade)
     t0 = time.monotonic()
     try:
         r = await p.process(turn("s", 0, "ask Zorblat please"))
@@ -85,7 +85,7 @@ async def test_budget_overrun_fails_closed_for_the_turn(fake_llm, cascade):
 
 async def test_context_is_deidentified_and_sliding(fake_llm, cascade):
     fake_llm.gold = {"Jake": "NAME", "Ana": "NAME", "Zed": "NAME"}
-    p = Pipeline(settings(fake_llm.base_url, context_turns=2, gate="all"), detector=cascade)
+    p = build_pipeline(settings(fake_llm.base_url, context_turns=2, gate="all"), detector=cascade)
     texts = ["hi im Jake", "my sister Ana says hi", "Zed is my dog's name", "bye Ana, see you Jake"]
     outs = []
     try:
@@ -105,7 +105,7 @@ async def test_per_session_order_100_concurrent_sessions(fake_llm, cascade):
     rnd = random.Random(7)
     fake_llm.latency_fn = lambda text: rnd.uniform(0.0, 0.04)
     fake_llm.gold = {f"Zq{i}": "NAME" for i in range(100)}
-    p = Pipeline(settings(fake_llm.base_url, gate="all", context_turns=1, max_concurrency=64), detector=cascade)
+    p = build_pipeline(settings(fake_llm.base_url, gate="all", context_turns=1, max_concurrency=64), detector=cascade)
     n_turns = 4
     results: dict[str, list] = {}
     logs_text: dict[tuple[int, int], str] = {}
@@ -146,7 +146,7 @@ async def test_async_refine_returns_at_once_and_refines_logs_in_order(fake_llm, 
     fake_llm.gold = {"qwertyna": "NAME"}
     # the first turn's model call is slow, the second's fast: refined logs must still come in order
     fake_llm.latency_fn = lambda text: 0.4 if text.startswith("first") else 0.01
-    p = Pipeline(settings(fake_llm.base_url, policy="async-refine", gate="all"), detector=cascade)
+    p = build_pipeline(settings(fake_llm.base_url, policy="async-refine", gate="all"), detector=cascade)
     done_order: list[int] = []
     try:
         t0 = time.monotonic()
@@ -168,7 +168,7 @@ async def test_async_refine_returns_at_once_and_refines_logs_in_order(fake_llm, 
 
 
 async def test_async_refine_failure_marks_logs_degraded(cascade):
-    p = Pipeline(settings(closed_port_url(), policy="async-refine", gate="all"), detector=cascade)
+    p = build_pipeline(settings(closed_port_url(), policy="async-refine", gate="all"), detector=cascade)
     try:
         r = await p.process(turn("s", 0, "In this question, Heloise is painting a rectangular brick."))
         # the fast pass keeps a doubtful story character (a candidate for the model) ...

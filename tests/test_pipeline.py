@@ -1,7 +1,8 @@
 """Pipeline helpers that don't need a broker."""
 
 from middleware.detection.base import Span
-from middleware.pipeline import Pipeline, merge_adjacent
+from middleware.pipeline import merge_adjacent
+from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 
 
@@ -21,7 +22,7 @@ def test_address_parts_become_one_address_for_replacement():
 
 
 def test_one_surrogate_address_per_address_block():
-    p = Pipeline()
+    p = build_pipeline()
     text = "send it to 6750 Koskikatu 25 Apt. 864\nArtilleros\n, CO\n Uruguay 64677 please"
     r = p.process_sync(InputTurn(session_id="a", turn_id=0, role="student", text=text, sent_at=0.0))
     assert [e.label for e in r.deid.entities].count("ADDRESS") == 1

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from middleware.config import Settings
-from middleware.detection.base import Span, TurnContext
-from middleware.pipeline import Pipeline
+from middleware.detection.base import Detector, Span, TurnContext
+from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 from surrogate import SessionMapping, SurrogateReplacer, reidentify
 from surrogate.generators import luhn_ok, parse_phone
@@ -397,7 +397,7 @@ def test_reidentify_initial_and_phone_reformatted(replacer):
 # ---------------------------------------------------------------------------------------------
 
 
-class _MarkedDetector:
+class _MarkedDetector(Detector):
     """Spans from a lookup of exact strings (keeps the test independent of the real detector)."""
 
     name = "marked"
@@ -420,7 +420,7 @@ def test_pipeline_uses_the_surrogate_replacer():
     settings = Settings(
         surrogate={"secret": "pipeline-secret"}, output={"deid_mode": "surrogate", "logs_mode": "surrogate"}
     )
-    p = Pipeline(settings, detector=_MarkedDetector({"Maria": "NAME", "maria@x.org": "EMAIL"}))
+    p = build_pipeline(settings, detector=_MarkedDetector({"Maria": "NAME", "maria@x.org": "EMAIL"}))
     turn = InputTurn(session_id="p1", turn_id=1, role="student", text="I am Maria, maria@x.org", sent_at=1.0)
     res = p.process_sync(turn)
     assert "Maria" not in res.deid.text and res.deid.mode == "surrogate"

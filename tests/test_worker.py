@@ -14,6 +14,7 @@ from aiokafka import TopicPartition
 from consumers.kafka import make_consumer
 from consumers.worker import Worker, _PartitionOffsets
 from middleware.pipeline import Pipeline
+from surrogate import SurrogateReplacer
 from middleware.schemas import DeadLetter, OutputTurn
 
 from .conftest import produce, read_topic, turn_bytes
@@ -23,6 +24,7 @@ class SlowPipeline(Pipeline):
     """The real pipeline, with a random await before each turn so sessions interleave."""
 
     def __init__(self, settings, max_delay=0.01, **kw):
+        kw.setdefault("replacer", SurrogateReplacer.from_settings(settings))
         super().__init__(settings, **kw)
         self.max_delay = max_delay
         self.rng = random.Random(7)
@@ -241,7 +243,7 @@ async def test_backpressure_bounds_in_flight(make_settings):
             await asyncio.sleep(0.05)
             return await super().process(turn)
 
-    w = Worker(s, s.kafka.bootstrap_servers, pipeline=Slow(s))
+    w = Worker(s, s.kafka.bootstrap_servers, pipeline=Slow(s, replacer=SurrogateReplacer.from_settings(s)))
     task = await _run_worker(w)
     n = 60
     await produce(s, [(f"s{i}", turn_bytes(f"s{i}", i, "hi")) for i in range(n)])

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..config import load_settings
     from ..evaluation import predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
-    from ..pipeline import Pipeline
+    from surrogate.pipeline import build_pipeline
 
     try:
         path = resolve_data_file(args.file, args.data_dir)
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args.config, **overrides)
     # Presidio warns once per unmapped spaCy entity; that is noise here (and slows its timing)
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
-    pipeline = Pipeline(settings)
+    pipeline = build_pipeline(settings)
 
     t0 = time.perf_counter()
     results = []

@@ -47,13 +47,13 @@ async def redact(args: argparse.Namespace) -> int:
     import time
 
     from middleware.parsing import ParseFailure, parse_turn
-    from middleware.pipeline import Pipeline
+    from surrogate.pipeline import build_pipeline
     from middleware.schemas import DeadLetter, InputTurn, sha256_hex
 
     from ._common import settings_from_args
 
     settings = settings_from_args(args)
-    pipeline = Pipeline(settings)
+    pipeline = build_pipeline(settings)
     n_lines = n_turns = n_errors = n_entities = 0
     t0 = time.perf_counter()
     src = _open(args.input, "rb")

