@@ -14,9 +14,10 @@ import pytest
 
 from consumers.broker import EmbeddedBroker
 from middleware.config import load_settings
+from middleware.evaluation import default_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA_DIR = (ROOT.parent / "shared" / "data" / "dev").resolve()
+DATA_DIR = default_data_dir()
 
 _counter = itertools.count()
 

@@ -1,7 +1,7 @@
 """A local OpenAI-compatible HTTP server for the LLM-stage tests (real HTTP on 127.0.0.1, a
 free port, the real ``openai`` client pointed at it through ``base_url``).
 
-The server itself is :class:`middleware.llm.simulator.FakeOpenAI` (shipped, so the benchmark
+The server itself is :class:`benchmarks.llm_simulator.FakeOpenAI` (shipped, so the benchmark
 and offline demos can use it too); this module adds the fixtures, echo alterations and a
 stage factory with short, test-friendly timings.
 
@@ -16,7 +16,7 @@ import pytest
 
 from middleware.config import LLMSettings
 from middleware.llm import LLMStage
-from middleware.llm.simulator import FakeOpenAI, Reply, closed_port_url
+from benchmarks.llm_simulator import FakeOpenAI, Reply, closed_port_url
 
 __all__ = ["FakeOpenAI", "Reply", "closed_port_url", "fake_llm", "make_stage", "fast_settings", "ALTER"]
 

@@ -31,7 +31,7 @@ def test_bench_requires_a_benchmark(capsys):
 
 
 def test_sample_dialogues_quota_and_order():
-    from middleware.commands.bench_detect import sample_dialogues
+    from benchmarks.commands.detect import sample_dialogues
 
     d = _need_data()
     paths = [d / "bridge.jsonl", d / "mathdial.jsonl"]

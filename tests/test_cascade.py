@@ -13,8 +13,9 @@ from middleware.config import Settings
 from middleware.detection.base import Span, TurnContext
 from middleware.detection.cascade import Cascade
 from middleware.detection.memory import SessionMemory
+from middleware.evaluation import default_data_dir
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
+DATA = default_data_dir()
 
 
 @pytest.fixture(scope="module")

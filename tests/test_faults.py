@@ -100,7 +100,7 @@ async def ensure_topics_retrying(s):
 
 
 async def test_llm_outage_degrades_without_leaking(make_settings):
-    from middleware.llm.simulator import closed_port_url
+    from benchmarks.llm_simulator import closed_port_url
 
     s = make_settings(llm={"enabled": True, "base_url": closed_port_url(), "api_key": "sk-test", "gate": "all",
                            "max_retries": 1, "timeout_s": 1.0, "latency_budget_ms": 1500})

@@ -8,7 +8,7 @@ import json
 
 import psutil
 
-from consumers.hostile import generate
+from benchmarks.hostile import generate
 from consumers.worker import Worker
 from middleware.schemas import DeadLetter
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 
-from consumers.leak_scan import ValueSet, scan
+from benchmarks.leak_scan import ValueSet, scan
 from consumers.worker import Worker
 from middleware.metrics import Metrics
 from surrogate.crypto import MAGIC

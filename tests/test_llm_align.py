@@ -13,7 +13,7 @@ from middleware.llm.align import (
     parse_json_entities,
     parse_verdicts,
 )
-from middleware.llm.simulator import DEFAULT_MARKERS as M
+from benchmarks.llm_simulator import DEFAULT_MARKERS as M
 
 ORIG = "hi im Jake, my sister  Ana really said u can help.\nemail me at jake.t@mail.com or call 555-201-7788"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from middleware.detection.cascade import Cascade
-from middleware.llm import bench
+from benchmarks import llm as bench
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -14,7 +14,7 @@ from middleware.config import Settings, load_settings
 from middleware.detection.base import Span
 from middleware.detection.cascade import Cascade
 from middleware.llm.cli_args import add_llm_arguments, llm_overrides
-from middleware.llm.simulator import closed_port_url
+from benchmarks.llm_simulator import closed_port_url
 from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 from tests.fake_openai import fake_llm  # noqa: F401  (fixture)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from middleware.detection.base import Span, TurnContext
-from middleware.llm.simulator import closed_port_url
+from benchmarks.llm_simulator import closed_port_url
 from tests.fake_openai import ALTER, Reply, fake_llm, make_stage  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,7 +11,7 @@ import sys
 
 import yaml
 
-from consumers.bench_faults import outputs_by_turn
+from benchmarks.faults import outputs_by_turn
 from consumers.worker import Worker
 
 from .conftest import produce, read_topic, turn_bytes

@@ -3,7 +3,7 @@ de-identified context, a verifier, throttling, cost accounting and fail-closed b
 
 Entry points: :class:`LLMStage` (``from_settings``, ``refine``), :class:`LLMOutcome`,
 :class:`LLMStats`; CLI flags in :mod:`middleware.llm.cli_args`; a local simulated model in
-:mod:`middleware.llm.simulator`; a benchmark in :mod:`middleware.llm.bench`.
+:mod:`benchmarks.llm_simulator`; a benchmark in :mod:`benchmarks.llm` (the ``bench`` extra).
 """
 
 from .stage import LLMOutcome, LLMStage, union_merge

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import argparse
 
+#: third-party modules this benchmark needs (the `bench` extra)
+REQUIRES = ("psutil",)
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--turns", type=int, default=10_000, help="turns to send (default 10000)")
@@ -30,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ._common import run_async
+    from middleware.commands._common import run_async
 
     return run_async(_run(args))
 
@@ -42,7 +45,7 @@ async def _run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from consumers.bench_stream import idle_session_memory, load_dialogues, run_stream, write_bench_config
+    from benchmarks.stream import idle_session_memory, load_dialogues, run_stream, write_bench_config
     from consumers.broker import EmbeddedBroker
 
     counts = [int(x) for x in str(args.workers).split(",") if x.strip()]
@@ -50,7 +53,7 @@ async def _run(args: argparse.Namespace) -> int:
     sim = None
     worker_args: list[str] = []
     if args.llm_latency_ms is not None:
-        from middleware.llm.simulator import FakeOpenAI
+        from benchmarks.llm_simulator import FakeOpenAI
 
         sim = FakeOpenAI(latency_s=args.llm_latency_ms / 1e3).start()
         worker_args += ["--llm-base-url", sim.base_url, "--llm-policy", args.llm_policy, "--llm-gate", args.llm_gate,

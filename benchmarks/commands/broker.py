@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ._common import run_async
+    from middleware.commands._common import run_async
 
     return run_async(_run(args))
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     import json
 
-    from consumers.bench_broker import run_hop
+    from benchmarks.broker_hop import run_hop
     from consumers.broker import EmbeddedBroker
     from middleware.commands._common import embedded_tuning
 

@@ -1,9 +1,12 @@
 """`plainsight bench faults`: SIGKILL, broker restart, LLM outage and 10,000 hostile inputs,
-each followed by a leak scan of everything plainsight wrote (see consumers/bench_faults.py)."""
+each followed by a leak scan of everything plainsight wrote (see benchmarks/faults.py)."""
 
 from __future__ import annotations
 
 import argparse
+
+#: third-party modules this benchmark needs (the `bench` extra)
+REQUIRES = ("psutil", "hypothesis")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from consumers.bench_faults import run_all
+    from benchmarks.faults import run_all
 
     only = [x.strip() for x in args.only.split(",")] if args.only else None
     res = asyncio.run(run_all(Path(args.data_dir) if args.data_dir else None, args.turns, args.hostile, only))

@@ -9,7 +9,7 @@
    dead-lettered, the worker stays up, its memory stays bounded.
 
 Everything the workers wrote (output, logging, DLQ and state topics, worker logs, metrics) is
-then scanned for the raw values of the input (consumers/leak_scan.py).
+then scanned for the raw values of the input (benchmarks/leak_scan.py).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import time
 import uuid
 from pathlib import Path
 
-from .bench_stream import WorkerProcs, dialogues_with_values, write_bench_config
-from .broker import EmbeddedBroker
-from .kafka import ensure_topics, make_consumer, make_producer
+from .stream import WorkerProcs, default_data_dir, dialogues_with_values, write_bench_config
+from consumers.broker import EmbeddedBroker
+from consumers.kafka import ensure_topics, make_consumer, make_producer
 from .leak_scan import ValueSet, scan as _scan
 
 CANARY_TEMPLATES = [
@@ -277,7 +277,7 @@ async def broker_restart(dialogues, n_turns: int, log_dir: str) -> dict:
 
 
 async def llm_outage(dialogues, n_turns: int, log_dir: str) -> dict:
-    from middleware.llm.simulator import closed_port_url
+    from .llm_simulator import closed_port_url
 
     sc = Scenario("llm", log_dir, extra_args=["--llm-base-url", closed_port_url(), "--llm-gate", "all",
                                               "--llm-budget-ms", "1500"],
@@ -352,7 +352,6 @@ async def hostile(n: int, log_dir: str) -> dict:
 
 
 async def run_all(data_dir: Path, turns: int, hostile_n: int, only: list[str] | None = None) -> dict:
-    from .bench_stream import default_data_dir
 
     dialogues = dev_dialogues_with_values(data_dir or default_data_dir())
     out = {}

@@ -1,8 +1,8 @@
 """Benchmark of the LLM stage through the Pipeline, in-process, against the simulated model.
 
-    python -m middleware.llm.bench [--sessions 200] [--turns 10] [--latency 0.4] [--data DIR]
+    python -m benchmarks.llm [--sessions 200] [--turns 10] [--latency 0.4] [--data DIR]
 
-The simulated model (``middleware.llm.simulator``) runs in a *separate process* (so its CPU
+The simulated model (``benchmarks.llm_simulator``) runs in a *separate process* (so its CPU
 does not count against the pipeline's) and answers from the dev set's gold spans after
 ``--latency`` seconds. Reports:
 
@@ -34,8 +34,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-CORE = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
-DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev"
+from middleware.detection.base import CORE_LABELS as CORE
+from middleware.evaluation import default_data_dir
+
+DEFAULT_DATA = default_data_dir()
 DEV_FILES = ("mathdial", "ncte_uptake", "ncte", "bridge", "presidio_synth")
 
 
@@ -69,7 +71,7 @@ def gold_map(dialogues: list[dict]) -> dict[str, str]:
 
 def _pct(xs: list[float], q: float) -> float:
     """Nearest-rank percentile for ``q`` in [0, 1] (NaN for no values)."""
-    from ..evaluation import percentile
+    from middleware.evaluation import percentile
 
     return percentile(xs, q * 100) if xs else float("nan")
 
@@ -79,12 +81,12 @@ def _pct(xs: list[float], q: float) -> float:
 
 @contextmanager
 def simulator_process(latency_s: float, gold: dict[str, str]) -> Iterator[str]:
-    """Start ``python -m middleware.llm.simulator`` in a subprocess; yields its base_url."""
+    """Start ``python -m benchmarks.llm_simulator`` in a subprocess; yields its base_url."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(gold, fh)
         gold_path = fh.name
     proc = subprocess.Popen(
-        [sys.executable, "-m", "middleware.llm.simulator", "--latency", str(latency_s), "--gold", gold_path],
+        [sys.executable, "-m", "benchmarks.llm_simulator", "--latency", str(latency_s), "--gold", gold_path],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -110,7 +112,7 @@ def simulator_process(latency_s: float, gold: dict[str, str]) -> Iterator[str]:
 
 
 def _settings(base_url: str, **llm: Any):
-    from ..config import load_settings
+    from middleware.config import load_settings
 
     cfg = {"base_url": base_url, "enabled": True, "latency_budget_ms": 5000, "async_budget_ms": 30000, "max_concurrency": 256,
            "requests_per_minute": 1_000_000, "tokens_per_minute": 1_000_000_000}
@@ -130,8 +132,8 @@ async def throughput(
     gate: str = "all",
     verifier: str = "off",
 ) -> dict[str, Any]:
-    from ..pipeline import Pipeline
-    from ..schemas import InputTurn
+    from surrogate.pipeline import build_pipeline as Pipeline
+    from middleware.schemas import InputTurn
 
     settings = _settings(base_url, policy=policy, mode=mode, gate=gate, verifier=verifier)
     p = Pipeline(settings, detector=detector)
@@ -204,9 +206,9 @@ def gate_share(dialogues: list[dict], detector, settings=None, trust_keep: bool 
     the reasons, and ``missed``: turns holding gold core PII that the fast pass did not fully
     cover *and* the gate kept from the model (the model could have helped there but was not asked).
     """
-    from ..config import LLMSettings, Settings
-    from ..detection.base import TurnContext, resolve_overlaps
-    from .stage import LLMStage
+    from middleware.config import LLMSettings, Settings
+    from middleware.detection.base import TurnContext, resolve_overlaps
+    from middleware.llm.stage import LLMStage
 
     s = settings or Settings()
     llm = LLMSettings(base_url="http://127.0.0.1:9/v1", gate="uncertain")
@@ -250,8 +252,8 @@ def gate_share(dialogues: list[dict], detector, settings=None, trust_keep: bool 
 
 async def tokens_per_turn(base_url: str, dialogues: list[dict], detector, max_turns: int = 300) -> dict[str, Any]:
     """Tokens per sent turn, marking vs JSON, same turns, sequential sessions (context included)."""
-    from ..pipeline import Pipeline
-    from ..schemas import InputTurn
+    from surrogate.pipeline import build_pipeline as Pipeline
+    from middleware.schemas import InputTurn
 
     out: dict[str, Any] = {}
     for mode in ("marking", "json"):
@@ -280,14 +282,14 @@ async def tokens_per_turn(base_url: str, dialogues: list[dict], detector, max_tu
 
 
 def default_detector():
-    from ..config import Settings
-    from ..pipeline import build_detector
+    from middleware.config import Settings
+    from middleware.pipeline import build_detector
 
     return build_detector(Settings())
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m middleware.llm.bench", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.llm", description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=200)
     ap.add_argument("--turns", type=int, default=10, help="turns per session")
     ap.add_argument("--latency", type=float, default=0.4, help="simulated model latency, seconds")

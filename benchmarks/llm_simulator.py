@@ -1,6 +1,6 @@
 """A local OpenAI-compatible chat-completions server that simulates the model (stdlib only).
 
-Used by the tests (``tests/fake_openai.py``), by ``middleware.llm.bench`` and usable for
+Used by the tests (``tests/fake_openai.py``), by ``benchmarks.llm`` and usable for
 offline demos: ``FakeOpenAI(latency_s=0.4).start().base_url`` → point ``llm.base_url`` at it.
 
 Real HTTP/1.1 with keep-alive on 127.0.0.1 (free port), served by its own event loop in a
@@ -369,14 +369,14 @@ def _turn_text(body: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m middleware.llm.simulator [--latency S] [--gold FILE.json]``: serve until stdin closes.
+    """``python -m benchmarks.llm_simulator [--latency S] [--gold FILE.json]``: serve until stdin closes.
 
     Prints ``PORT <n>`` once listening. ``--gold`` is a JSON object {entity text: label}.
     """
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m middleware.llm.simulator")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.llm_simulator")
     ap.add_argument("--latency", type=float, default=0.4, help="seconds per answer")
     ap.add_argument("--gold", default=None, help="JSON file {entity text: label}")
     args = ap.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Micro-benchmark of the surrogate core: ``python -m surrogate.bench [--sessions N]``.
+"""Micro-benchmark of the surrogate core: ``python -m benchmarks.surrogate [--sessions N]``.
 
 Prints (not a test): memory per active session holding 10 entities (tracemalloc and the
 mapping's own ``approx_size()``), the cost of a mapping lookup (hit and miss), of ``replace()``
@@ -15,10 +15,10 @@ import tracemalloc
 
 from middleware.detection.base import Span
 
-from .crypto import StateCipher, derive_dev_key
-from .names import load_tables
-from .replacer import SurrogateReplacer
-from .state import SessionMapping
+from surrogate.crypto import StateCipher, derive_dev_key
+from surrogate.names import load_tables
+from surrogate.replacer import SurrogateReplacer
+from surrogate.state import SessionMapping
 
 #: One session's 10 entities: 6 name tokens (3 people) + e-mail, phone, username, id.
 TURNS = [

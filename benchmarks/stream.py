@@ -30,11 +30,8 @@ from middleware.commands._common import embedded_tuning, percentile
 DEFAULT_FILES = ("ncte_uptake.jsonl", "mathdial.jsonl", "bridge.jsonl", "ncte.jsonl")
 
 
-def default_data_dir() -> Path:
-    env = os.environ.get("PLAINSIGHT_DATA_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dev"
+from middleware.detection.base import CORE_LABELS
+from middleware.evaluation import default_data_dir
 
 
 def load_dialogues(data_dir: Path | None = None, files=DEFAULT_FILES) -> list[list[tuple[str, str]]]:
@@ -47,7 +44,6 @@ def load_dialogues(data_dir: Path | None = None, files=DEFAULT_FILES) -> list[li
     return out
 
 
-CORE_LABELS = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
 
 
 def dialogues_with_values(data_dir: Path, files=DEFAULT_FILES) -> list[tuple[list[tuple[str, str]], list[str]]]:

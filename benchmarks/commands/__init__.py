@@ -1,0 +1,1 @@
+"""``plainsight bench SUBCOMMAND`` implementations (registered in ``middleware/commands/bench.py``)."""
