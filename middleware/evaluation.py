@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-CORE_LABELS: tuple[str, ...] = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
+from .detection.base import CORE_LABELS  # one definition (re-exported)
 
 #: Residual-risk weight of a missed value, by label (partly covered: half, rounded up).
 RISK_WEIGHTS: dict[str, int] = {

@@ -17,8 +17,13 @@ SCHEMA_VERSION = 1
 
 #: Roles plainsight knows. Other role strings are accepted but treated as free text
 #: (a dialogue export may put a student's *name* in the speaker field).
+#: Speaker roles (case-folded). One list for the whole pipeline: a speaker field that is one of
+#: these stays as it is in the outputs and is never a name to the name finder; anything else may
+#: be a person's name and is replaced like one (and shown to the LLM as "participant").
 KNOWN_ROLES = frozenset(
-    {"student", "tutor", "teacher", "assistant", "system", "multiple students", "parent", "moderator", "user"}
+    {"student", "tutor", "teacher", "assistant", "system", "multiple students", "parent", "moderator", "user",
+     "bot", "ai", "instructor", "learner", "human", "model", "agent", "ta", "mentor", "coach", "unknown",
+     "students", "class", "speaker", "other", "observer"}
 )
 
 

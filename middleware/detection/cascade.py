@@ -69,7 +69,7 @@ class Cascade(Detector):
         # it is loaded only when no model is shipped.
         self.use_ner = (self.names.model is None) if use_ner is None else use_ner
         self.stats = {"turns": 0, "ner_turns": 0}
-        if use_ner:
+        if self.use_ner:
             self._load_ner()
 
     def _load_ner(self):

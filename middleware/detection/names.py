@@ -40,12 +40,7 @@ from .keep import (
 from .lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo, get_lexicon
 from .memory import SessionMemory
 from .namemodel import NameModel, get_model
-
-KNOWN_ROLES = frozenset(
-    {"student", "tutor", "teacher", "assistant", "system", "multiple students", "parent", "moderator", "user",
-     "bot", "ai", "instructor", "learner", "human", "model", "agent", "ta", "mentor", "coach", "unknown",
-     "students", "class", "speaker", "other", "observer"}
-)
+from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
 _WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 _POSSESSIVE = re.compile(r"['\u2019][sS]$")

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..detection.base import Span, TurnContext
+from ..detection.base import CORE_LABELS, Span, TurnContext
 from .align import AnswerError, Found, align_marked, contains_markers, locate_json, parse_json_entities, parse_verdicts
 from .client import Completion, LLMCallError, ThrottledClient
 from .gate import gate_reason
@@ -80,7 +80,7 @@ class LLMStage:
     def __init__(
         self,
         settings,
-        labels: Sequence[str] = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS"),
+        labels: Sequence[str] = CORE_LABELS,
         *,
         prompts: Prompts | None = None,
         stats: LLMStats | None = None,
