@@ -925,7 +925,10 @@ class NameFinder:
                 if gap_prev.strip() == "," and after == "," and k >= 1 and toks[k - 1].low in ("so", "okay", "ok", "now", "and", "yes", "no", "well", "then", "alright", "right", "but"):
                     return "direct"
         # self introductions
-        if prev and re.fullmatch(r"[ ,:]*", gap_prev or " "):
+        poss_prev = bool(prev) and toks[k - 1].poss  # tokenize() strips "'s": "my name's Diego", "it's Maria"
+        if prev and re.fullmatch(r"[ ,:]*", (gap_prev[2:] if poss_prev else gap_prev) or " "):
+            if poss_prev:
+                prev = prev[:-1] + [prev[-1] + "'s"]
             for pat in _INTRO_PREV:
                 if len(prev) >= len(pat) and tuple(prev[-len(pat):]) == pat:
                     if t.low in _NOT_AFTER_IM:
