@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 
 from .base import Span, TurnContext, resolve_overlaps
+from . import script_names
+from . import value_memory
 from .memory import SessionMemory
 from .names import NameFinder, name_class, tokenize
 
@@ -116,6 +118,7 @@ class Cascade:
         spans: list[Span] = []
         for r in self.recognizers:
             spans.extend(r.analyze(text, ctx))
+        spans.extend(value_memory.recall(text, spans, memory))  # values found earlier in the session
         ner = None
         if self.use_ner and self._nlp is not None:
             windows = self._ner_windows(text)
@@ -125,10 +128,11 @@ class Cascade:
         doubts: list = []
         blocked = [(s.start, s.end) for s in spans if s.label in _CONTAINERS]
         spans.extend(self.names.find(text, ctx, memory, ner, doubts=doubts, blocked=blocked))
+        spans.extend(script_names.find(text, memory))  # "我叫王伟", "меня зовут Дима" (non-Latin scripts)
         memory.turns += 1
         memory.doubts = [[a, b] for a, b, _ in doubts]
         memory.doubts_turn = memory.turns
-        return resolve_overlaps(spans)
+        return value_memory.update(text, resolve_overlaps(spans), memory)
 
     def candidates(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
         """Doubtful NAME spans of the turn just detected (the model rejected them without being
