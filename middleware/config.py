@@ -102,12 +102,18 @@ class OutputSettings(BaseModel):
 
 
 class SurrogateSettings(BaseModel):
-    #: HMAC secret for deterministic surrogates. Must be set in production.
-    secret: SecretStr = SecretStr("plainsight-dev-secret-change-me")
-    #: Session-state encryption keys: key id → base64 of 32 random bytes (AES-256-GCM). Empty →
-    #: a development key derived from ``secret`` (a warning is logged). Rotation: add a key, make
-    #: it active, keep the old ones until every stored state was rewritten.
+    #: HMAC secret for deterministic surrogates. No built-in value: ``serve`` against a broker
+    #: refuses to start without one (middleware/keys.py); elsewhere a missing secret is random
+    #: for the process. Prefer ``secret_file`` (or PLAINSIGHT_SURROGATE__SECRET_FILE).
+    secret: SecretStr | None = None
+    #: File holding the secret (container secrets); never both ``secret`` and ``secret_file``.
+    secret_file: str | None = None
+    #: Session-state encryption keys: key id → base64 of 32 random bytes (AES-256-GCM). No
+    #: built-in key. Rotation: add a key, make it active, run ``plainsight keys rotate``, then
+    #: drop the old one.
     keys: dict[str, SecretStr] = {}
+    #: YAML/JSON file with the keys (``{keys: {id: b64}, active_key_id: id}``), merged with ``keys``.
+    keys_file: str | None = None
     #: Key id new state is encrypted with (None → the only configured key). Keys are checked
     #: when the state cipher is built (surrogate.crypto.StateCipher.from_settings), not here, so a
     #: malformed key never appears in a validation error.
@@ -115,6 +121,8 @@ class SurrogateSettings(BaseModel):
     #: Link a new name one edit away from a name already in the session (misspellings).
     fuzzy_names: bool = True
     fuzzy_min_length: int = Field(5, ge=3)
+    #: Set only by ``--insecure-dev-keys`` (middleware.keys.resolve_secrets); never configurable.
+    _insecure_dev_keys: bool = False
 
 
 class MetricsSettings(BaseModel):

@@ -30,6 +30,7 @@ Mapping rules (see also :mod:`surrogate.state`):
 from __future__ import annotations
 
 import logging
+import os
 import re
 from typing import Callable
 
@@ -102,9 +103,16 @@ class SurrogateReplacer:
     @classmethod
     def from_settings(cls, settings) -> "SurrogateReplacer":
         s = settings.surrogate
-        secret = s.secret.get_secret_value()
-        if secret == _DEV_SECRET:
-            _warn_once("surrogate.secret is the built-in development value; set it in production")
+        from middleware.keys import load_configured
+
+        secret = load_configured(settings)[0]
+        if secret is None:
+            # no public default: unlinkable surrogates, consistent within this process only
+            secret = _process_secret()
+            _info_once("no surrogate.secret configured: surrogates use a random secret of this process "
+                       "(consistent within it, not reproducible across runs)")
+        elif secret == _DEV_SECRET:
+            _warn_once("surrogate.secret is the public development value (--insecure-dev-keys); never in production")
         return cls(
             secret,
             fuzzy_names=getattr(s, "fuzzy_names", True),
@@ -621,6 +629,20 @@ class SurrogateReplacer:
 
 _DEV_SECRET = "plainsight-dev-secret-change-me"
 _WARNED: set[str] = set()
+_PROCESS_SECRET: list[bytes] = []
+
+
+def _process_secret() -> bytes:
+    """One random secret per process (every replacer of the process agrees)."""
+    if not _PROCESS_SECRET:
+        _PROCESS_SECRET.append(os.urandom(32))
+    return _PROCESS_SECRET[0]
+
+
+def _info_once(msg: str) -> None:
+    if msg not in _WARNED:
+        _WARNED.add(msg)
+        log.info(msg)
 
 
 def _warn_once(msg: str) -> None:

@@ -13,7 +13,10 @@ from ._common import add_config_arguments
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ._common import add_secret_arguments
+
     add_config_arguments(p)
+    add_secret_arguments(p, keys=True)
     p.set_defaults(log_level="WARNING")
     p.add_argument("--file", metavar="JSONL", help="chats to stream (default: the bundled sample)")
     p.add_argument("--rate", type=float, default=25.0, help="turns per second to send (default 25)")
@@ -64,6 +67,7 @@ async def _demo(args: argparse.Namespace) -> int:
     from consumers.broker import EmbeddedBroker
     from consumers.kafka import make_consumer, make_producer
     from consumers.worker import Worker
+    from middleware.keys import SecretsError, resolve_secrets
     from middleware.schemas import InputTurn, OutputTurn
 
     from ._common import embedded_tuning, percentile, settings_from_args
@@ -72,6 +76,16 @@ async def _demo(args: argparse.Namespace) -> int:
     broker = None
     if not settings.kafka.bootstrap_servers:
         settings = settings_from_args(args, **embedded_tuning())
+    try:
+        # a throwaway run: a secret and a state key not configured are random for this process
+        settings, secrets_status = resolve_secrets(settings, allow_ephemeral=True)
+    except SecretsError as exc:
+        print(f"plainsight demo: {exc}", file=sys.stderr)
+        return 2
+    if secrets_status.ephemeral:
+        print("demo: random surrogate secret and state key for this run (surrogates differ from run to run; "
+              "nothing sealed with them outlives it)", file=sys.stderr)
+    if not settings.kafka.bootstrap_servers:
         broker = EmbeddedBroker.from_settings(settings.embedded)
         bootstrap = await broker.start()
         if not args.quiet:

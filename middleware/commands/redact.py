@@ -26,7 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="OUT.jsonl", required=True, help="output file ('-' for stdout)")
     p.add_argument("--dlq", metavar="FILE", help="write dead letters (reason + hash, no content) here")
     p.add_argument("--strict", action="store_true", help="exit 1 if any line could not be processed")
+    from ._common import add_secret_arguments
+
     add_config_arguments(p, kafka=False)
+    add_secret_arguments(p, keys=False)
     for action in p._actions:
         if "--mode" in action.option_strings:  # redact writes the storage copy: the logs topic's setting
             action.help = ("surrogate | tag | redact (default: output.logs_mode of the configuration, "
@@ -123,7 +126,18 @@ async def redact(args: argparse.Namespace) -> int:
 
     from ._common import settings_from_args
 
-    settings = settings_from_args(args)
+    from middleware.keys import SecretsError, resolve_secrets
+
+    try:
+        # unlinkable by default: without a configured secret, a fresh random one for this run
+        settings, secrets_status = resolve_secrets(settings_from_args(args), allow_ephemeral=True, need_keys=False)
+    except SecretsError as exc:
+        print(f"plainsight redact: {exc}", file=sys.stderr)
+        return 2
+    if secrets_status.ephemeral:
+        print("redact: no surrogate secret configured: a fresh random secret for this run (surrogates are "
+              "consistent within the run and cannot be linked to other runs; --secret-file FILE makes runs "
+              "reproducible)", file=sys.stderr)
     for flag, path in (("-o", args.output), ("--dlq", args.dlq)):
         if path and _same_file(args.input, path):
             print(f"plainsight redact: {flag} {path} is the input file; refusing to overwrite it "
