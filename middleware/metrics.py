@@ -365,7 +365,12 @@ class Metrics:
         t = settings.topics
         kw.setdefault("topics", (t.input, t.replies_in))
         kw.setdefault("partitions", settings.kafka.partitions)
-        kw.setdefault("entity_labels", settings.detection.labels)
+        # labels and sources of the recognizer registry (configured recognizers included): a closed set
+        from .pipeline import detection_registry
+
+        reg = detection_registry(settings)
+        kw.setdefault("entity_labels", (*settings.detection.labels, *reg.added_labels))
+        kw.setdefault("entity_sources", reg.sources)
         kw.setdefault("engine", settings.detection.engine)
         return cls(registry, **kw)
 

@@ -252,6 +252,23 @@ def gen_id(value: str, rng: KeyedRandom) -> tuple[str, str]:
     return _pour_alnum(value, new), new
 
 
+def gen_shaped(value: str, rng: KeyedRandom, fits=None) -> tuple[str, str]:
+    """A format-preserving surrogate for a label added by configuration: same length, every
+    character of the same class (digit, upper, lower; anything else kept). When ``fits`` is given
+    (the recognizer's own patterns and checksum) the surrogate must pass it too: first with every
+    letter and digit redrawn, then with the letters kept ("S-2024-00042" → "S-7315-86120" when
+    the pattern spells the "S")."""
+    cand = value
+    for attempt in range(64):
+        if attempt < 16:
+            cand = "".join(_class_char(c, rng) for c in value)
+        else:
+            cand = "".join(rng.digit() if c.isdigit() else c for c in value)
+        if cand != value and (fits is None or fits(cand)):
+            return cand, ""
+    return cand, ""
+
+
 def _class_char(c: str, rng: KeyedRandom) -> str:
     if c.isdigit():
         return rng.digit()

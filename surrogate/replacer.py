@@ -82,6 +82,7 @@ class SurrogateReplacer:
         tables: NameTables | None = None,
         fuzzy_names: bool = True,
         fuzzy_min_length: int = 5,
+        shapes: dict[str, Callable[[str], bool] | None] | None = None,
     ) -> None:
         self._secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
         if not self._secret:
@@ -99,6 +100,10 @@ class SurrogateReplacer:
             "ADDRESS": lambda v, rng, st, pend: G.gen_address(v, rng),
             **{k: (lambda f: lambda v, rng, st, pend: f(v, rng))(f) for k, f in _FALLBACK_LABELS.items()},
         }
+        # Labels added by configured recognizers (STUDENT_ID, ...): format-preserving surrogates,
+        # which must still fit the recognizer's own patterns / checksum when it has them.
+        for label, fits in (shapes or {}).items():
+            self._value_gens.setdefault(label, (lambda f: lambda v, rng, st, pend: G.gen_shaped(v, rng, f))(fits))
 
     @classmethod
     def from_settings(cls, settings) -> "SurrogateReplacer":
@@ -117,6 +122,7 @@ class SurrogateReplacer:
             secret,
             fuzzy_names=getattr(s, "fuzzy_names", True),
             fuzzy_min_length=getattr(s, "fuzzy_min_length", 5),
+            shapes=_configured_shapes(settings),
         )
 
     @property
@@ -643,6 +649,20 @@ def _info_once(msg: str) -> None:
     if msg not in _WARNED:
         _WARNED.add(msg)
         log.info(msg)
+
+
+def _configured_shapes(settings) -> dict[str, Callable[[str], bool] | None]:
+    """label → what its surrogate must fit, for labels of configured recognizers asking for a
+    format-preserving surrogate (``surrogate: shape``, the default; ``tag`` keeps ``[LABEL_n]``)."""
+    from middleware.pipeline import detection_registry
+
+    reg = detection_registry(settings)
+    out: dict[str, Callable[[str], bool] | None] = {}
+    for label in reg.added_labels:
+        info = reg.label_info(label)
+        if info is not None and info.surrogate == "shape":
+            out[label] = info.shape.fits if info.shape is not None else None
+    return out
 
 
 def _warn_once(msg: str) -> None:

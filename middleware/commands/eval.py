@@ -36,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from ..config import load_settings
-    from ..evaluation import predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
-    from ..pipeline import Pipeline
+    from ..evaluation import CORE_LABELS, predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
+    from ..pipeline import Pipeline, detection_registry
 
     try:
         path = resolve_data_file(args.file, args.data_dir)
@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         "file": str(path),
         "engine": settings.detection.engine,
-        **summarize(results),
+        # the core labels, plus those of recognizers added by configuration (scored the same way)
+        **summarize(results, (*CORE_LABELS, *(lab for lab in sorted(pipeline.labels) if lab not in CORE_LABELS
+                                              and lab in detection_registry(settings).added_labels))),
         "wall_s": time.perf_counter() - t0,
     }
     if use_llm:
