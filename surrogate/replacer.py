@@ -174,7 +174,9 @@ class SurrogateReplacer:
         return self._tag(value, label, state)
 
     def _tag(self, value: str, label: str, state: SessionMapping) -> str:
-        tag = self._tagger.tag_for(value, label, state.tags)
+        # keyed by the value's normal form: "415-555-0134" and "+1 4155550134" are one [PHONE_1]
+        key = G.value_norm(label, value) if label in self._value_gens else value
+        tag = self._tagger.tag_for(key, label, state.tags)
         if tag not in state.tag_real:  # remembered so a reply quoting the tag can be re-identified
             state.tag_real[tag] = value
             state._generation += 1

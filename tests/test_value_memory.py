@@ -198,3 +198,16 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
         assert after["text"] == "tkorhonen_2011 is back" and after["entities"] == []
     finally:
         await _stop(w2, t2)
+
+
+def test_tag_mode_numbers_the_normalised_forms_alike():
+    from middleware.config import load_settings
+
+    p = Pipeline(load_settings(surrogate={"secret": SECRET}, output={"deid_mode": "tag", "logs_mode": "tag"}))
+    outs = _run(p, "vm-tag", [
+        ("student", "my phone is +1 (415) 555-0134"),
+        ("tutor", "ok 4155550134"),
+        ("student", "my login is tkorhonen_2011"),
+        ("tutor", "@TKorhonen_2011 hi"),
+    ])
+    assert [o.text for o in outs] == ["my phone is [PHONE_1]", "ok [PHONE_1]", "my login is [USERNAME_1]", "[USERNAME_1] hi"]
