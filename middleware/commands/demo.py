@@ -32,23 +32,54 @@ _ARG_HOOKS: list = []
 
 
 def load_chats(path: str | None) -> list[dict]:
+    """Chats as ``[{"session_id", "turns": [{"role", "text"}]}]`` from either input format that
+    ``redact`` reads: dialogue lines (``{"id" or "session_id", "turns": [{"speaker" or "role",
+    "text"}]}``) or input-turn lines (the ``chat.turns`` contract: ``{"session_id", "role",
+    "text", ...}``, grouped by session in file order). Lines that are neither are skipped with a
+    message naming the line and the field (never its content)."""
     import json
+    import sys
     from importlib import resources
 
     if path:
         text = open(path, encoding="utf-8").read()
     else:
         text = resources.files("middleware.samples").joinpath("demo_chats.jsonl").read_text(encoding="utf-8")
-    chats = []
-    for line in text.splitlines():
-        if line.strip():
+    chats: list[dict] = []
+    by_session: dict[str, dict] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
             obj = json.loads(line)
-            if "turns" in obj and "session_id" not in obj:  # dialogue format (shared/data)
-                obj = {
-                    "session_id": obj.get("id", f"chat-{len(chats)}"),
-                    "turns": [{"role": t["speaker"], "text": t["text"]} for t in obj["turns"]],
-                }
-            chats.append(obj)
+        except ValueError:
+            print(f"demo: line {lineno}: not JSON, skipped", file=sys.stderr)
+            continue
+        if not isinstance(obj, dict):
+            print(f"demo: line {lineno}: not a JSON object, skipped", file=sys.stderr)
+            continue
+        if isinstance(obj.get("turns"), list):  # dialogue format
+            sid = str(obj.get("session_id") or obj.get("id") or f"chat-{len(chats)}")
+            turns = []
+            for i, t in enumerate(obj["turns"]):
+                if not isinstance(t, dict) or not isinstance(t.get("text"), str) or not t["text"].strip():
+                    print(f"demo: line {lineno}: turns[{i}].text: expected a non-empty string, turn skipped",
+                          file=sys.stderr)
+                    continue
+                turns.append({"role": str(t.get("role") or t.get("speaker") or "student"), "text": t["text"]})
+            chats.append({"session_id": sid, "turns": turns})
+        elif "text" in obj:  # one input turn
+            if not isinstance(obj.get("text"), str) or not obj["text"].strip():
+                print(f"demo: line {lineno}: text: expected a non-empty string, skipped", file=sys.stderr)
+                continue
+            sid = str(obj.get("session_id") or f"line-{lineno}")
+            chat = by_session.get(sid)
+            if chat is None:
+                chat = by_session[sid] = {"session_id": sid, "turns": []}
+                chats.append(chat)
+            chat["turns"].append({"role": str(obj.get("role") or "student"), "text": obj["text"]})
+        else:
+            print(f"demo: line {lineno}: neither a dialogue ('turns') nor a turn ('text'), skipped", file=sys.stderr)
     return chats
 
 

@@ -18,6 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--engine", choices=["cascade", "presidio"], default=None, help="detector (default: from config)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="score only the first N dialogues")
+    p.add_argument("--unlabelled-as-clean", action="store_true",
+                   help="score a file without labels ('spans') as one with no private values (every prediction "
+                        "a false positive); without it such a file is refused")
     p.add_argument("--config", default=None, help="YAML config file")
     from ..llm.cli_args import add_llm_arguments
 
@@ -27,6 +30,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="where bare file names are looked up (default: $PLAINSIGHT_DATA_DIR or ../shared/data/dev)",
     )
+
+
+def _has_labels(path, limit: int | None) -> bool:
+    """Does any dialogue (of the first ``limit``) carry a ``spans`` list (an empty list counts: a
+    dialogue labelled as holding no private values)?"""
+    from ..evaluation import read_dialogues
+
+    return any(isinstance(d.get("spans"), list) for d in read_dialogues(path, limit))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +58,19 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         print("plainsight eval: --limit must be >= 1", file=sys.stderr)
         return 2
+    try:
+        labelled = _has_labels(path, args.limit)
+    except ValueError as exc:
+        print(f"plainsight eval: {exc}", file=sys.stderr)
+        return 2
+    if not labelled:
+        if not args.unlabelled_as_clean:
+            print(f"plainsight eval: {path} has no labels (no dialogue has a 'spans' list), so there is nothing to "
+                  "score against; see 'Labelled format' in the README. --unlabelled-as-clean scores it as a file "
+                  "with no private values (every prediction then counts as a false positive).", file=sys.stderr)
+            return 2
+        print(f"plainsight eval: {path} has no labels: scored as a file with no private values "
+              "(--unlabelled-as-clean)", file=sys.stderr)
     from ..llm.cli_args import llm_overrides
 
     overrides = {"detection": {"engine": args.engine}} if args.engine else {}
