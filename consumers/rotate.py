@@ -66,20 +66,22 @@ class RotationReport:
 
 
 async def _read(consumer, tps: list[TopicPartition], ends: dict[TopicPartition, int], timeout: float):
-    """Records of ``tps`` from their current positions up to ``ends`` (exclusive)."""
+    """Records of ``tps`` from their current positions to their ends: at least ``ends`` and at
+    least the high watermark the fetch responses report. (ListOffsets alone is not enough: the
+    embedded Tansu broker answers it with the last batch's base offset + 1.)"""
     out = []
-    pending = {tp for tp in tps if ends.get(tp, 0) > await consumer.position(tp)}
+    pending = set(tps)
     deadline = time.monotonic() + timeout
     while pending:
         if time.monotonic() > deadline:
             raise TimeoutError(f"state topic not read to its end within {timeout:.0f}s")
         batch = await consumer.getmany(*pending, timeout_ms=200, max_records=5000)
         for tp, recs in batch.items():
-            for r in recs:
-                if r.offset < ends[tp]:
-                    out.append((tp.partition, r))
+            out.extend((tp.partition, r) for r in recs)
         for tp in list(pending):
-            if await consumer.position(tp) >= ends[tp]:
+            hw = consumer.highwater(tp)
+            pos = await consumer.position(tp)
+            if hw is not None and pos >= max(hw, ends.get(tp, 0)):
                 pending.discard(tp)
     return out
 
@@ -107,6 +109,7 @@ async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run
             rep.records_read += 1
             if r.key is not None:
                 latest[(p, r.key)] = r
+        snapshot = {tp: await consumer.position(tp) for tp in tps}  # everything before was read
 
         rewrites = []  # (partition, key, new value)
         for (p, key), r in latest.items():
@@ -145,9 +148,12 @@ async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run
 
         # Concurrent writers: a record another writer put between the snapshot and our rewrite is
         # newer than what we rewrote; publish it again after ours (re-sealed if need be).
-        new_ends = await consumer.end_offsets(tps)
+        new_ends = {tp: 0 for tp in tps}
+        for (p, _key), off in ours.items():
+            tp = TopicPartition(topic, p)
+            new_ends[tp] = max(new_ends[tp], off + 1)
         for tp in tps:
-            consumer.seek(tp, ends[tp])
+            consumer.seek(tp, snapshot[tp])
         newer: dict[tuple[int, bytes], object] = {}
         after_ours: set[tuple[int, bytes]] = set()
         for p, r in await _read(consumer, tps, new_ends, timeout):
