@@ -12,6 +12,8 @@ boundaries, other values (emails, phones, URLs, IDs) as substrings. Values short
 The result distinguishes *canary* values (planted PII with strong cues that the detector must
 find; any hit is a leak) from *gold* values of the dev files (a hit in an output is a detector
 miss, reported as residual, while a hit in logs, metrics, DLQ or state is a leak).
+With ``secrets=`` (the surrogate secret, state keys) any occurrence of that material in any
+source is a leak too.
 """
 
 from __future__ import annotations
@@ -106,8 +108,10 @@ def scan(
     metrics: list[str] = (),
     min_len: int = 3,
     state_magic: bytes | None = None,
+    secrets: list[str] = (),
 ) -> LeakReport:
     rep = LeakReport()
+    _scan_secrets(rep, [s for s in secrets if s], outputs, dlq, state, logs, metrics)
     everything = values.all_values()
     rep.gold_values = sum(1 for k, v in everything if k == "gold" and len(v) >= min_len)
     rep.canary_values = sum(1 for k, v in everything if k == "canary" and len(v) >= min_len)
@@ -164,3 +168,19 @@ def scan(
         rep.scanned["metrics_bytes"] += len(text)
         record("metrics", global_matcher.find(text))
     return rep
+
+
+def _scan_secrets(rep: LeakReport, secrets: list[str], outputs, dlq, state, logs, metrics) -> None:
+    """Surrogate secret and state key material, exact and case-sensitive, anywhere: any hit is a
+    leak (counted with the canaries as ``secret:<where>``)."""
+    if not secrets:
+        return
+    needles = [s.encode("utf-8") for s in secrets]
+    sources = [("output", outputs), ("dlq", dlq), ("state", state),
+               ("logs", [t.encode("utf-8") for t in logs]), ("metrics", [t.encode("utf-8") for t in metrics])]
+    for where, items in sources:
+        for raw in items:
+            if raw and any(n in raw for n in needles):
+                rep.canary_hits["secret:" + where] += 1
+                if len(rep.examples) < 20:
+                    rep.examples.append(f"{where}: secret or key material")

@@ -151,6 +151,53 @@ class StreamResult:
         }
 
 
+_BENCH_SECRETS: dict[str, str] = {}
+
+
+def bench_secret_env(config_path: str | None = None) -> dict[str, str]:
+    """``PLAINSIGHT_SURROGATE__SECRET_FILE`` / ``__KEYS_FILE`` for benchmark workers when neither the
+    configuration nor the environment provides a secret and key: ``serve`` against a broker
+    refuses to start without them, and every worker of a benchmark must share them. Made once per
+    driver process, in a private temporary directory (mode 0600 files) removed at exit."""
+    import atexit
+    import shutil
+
+    from middleware.config import load_settings
+    from middleware.keys import load_configured, new_key_b64, new_key_id, new_secret, write_secret_file
+
+    s = load_settings(config_path)
+    secret, _origin, keys, _active = load_configured(s)
+    if secret is not None and (keys or not s.session.persist):
+        return {}
+    if not _BENCH_SECRETS:
+        d = tempfile.mkdtemp(prefix="plainsight-bench-secrets-")
+        atexit.register(shutil.rmtree, d, True)
+        kid = new_key_id()
+        write_secret_file(os.path.join(d, "secret"), new_secret() + "\n")
+        write_secret_file(os.path.join(d, "keys.json"),
+                          json.dumps({"keys": {kid: new_key_b64()}, "active_key_id": kid}))
+        _BENCH_SECRETS.update(PLAINSIGHT_SURROGATE__SECRET_FILE=os.path.join(d, "secret"),
+                              PLAINSIGHT_SURROGATE__KEYS_FILE=os.path.join(d, "keys.json"))
+    env = {}
+    if secret is None:
+        env["PLAINSIGHT_SURROGATE__SECRET_FILE"] = _BENCH_SECRETS["PLAINSIGHT_SURROGATE__SECRET_FILE"]
+    if not keys and s.session.persist:
+        env["PLAINSIGHT_SURROGATE__KEYS_FILE"] = _BENCH_SECRETS["PLAINSIGHT_SURROGATE__KEYS_FILE"]
+    return env
+
+
+def bench_secret_values() -> list[str]:
+    """The secret and key material :func:`bench_secret_env` made (for the leak scan)."""
+    out = []
+    for var, path in _BENCH_SECRETS.items():
+        text = Path(path).read_text(encoding="utf-8")
+        if var.endswith("KEYS_FILE"):
+            out += list(json.loads(text)["keys"].values())
+        else:
+            out.append(text.strip())
+    return out
+
+
 class WorkerProcs:
     """K ``plainsight serve`` processes sharing one consumer group."""
 
@@ -167,6 +214,7 @@ class WorkerProcs:
         #: with ``metrics``, each worker serves /metrics on its own free port (listed here)
         self.metrics = metrics
         self.metrics_ports: list[int] = []
+        self._secret_env = bench_secret_env(config_path)
 
     def start_one(self) -> subprocess.Popen:
         if self.metrics:
@@ -180,6 +228,7 @@ class WorkerProcs:
         cmd = [sys.executable, "-m", "middleware.cli", "serve", "--config", self.config_path,
                "--bootstrap-servers", self.bootstrap, *mflags, "--log-level", "INFO", *self.extra_args]
         env = dict(os.environ)
+        env.update(self._secret_env)
         env.update(self.env or {})
         if self.log_dir:
             fh = open(Path(self.log_dir) / f"worker-{len(self.procs)}.log", "ab")
@@ -419,10 +468,10 @@ def idle_session_memory(n_sessions: int = 10_000) -> dict:
     import tracemalloc
 
     from middleware.config import load_settings
-    from middleware.pipeline import Pipeline
     from middleware.schemas import InputTurn
+    from surrogate.pipeline import build_pipeline
 
-    pipe = Pipeline(load_settings())
+    pipe = build_pipeline(load_settings())
     pipe.process_sync(InputTurn(session_id="warm", turn_id=0, role="student", text="hi I'm Ana", sent_at=0.0))
     gc.collect()
     tracemalloc.start()

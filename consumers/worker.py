@@ -120,6 +120,10 @@ class Worker:
         metrics: Any = None,
         state_store: Any = "auto",
     ) -> None:
+        from middleware.keys import require_worker_secrets
+
+        # no public or per-process secret in a worker: replays and other workers must agree
+        require_worker_secrets(settings)
         self.settings = settings
         self.bootstrap_servers = bootstrap_servers
         self.pipeline = pipeline or build_pipeline(settings)

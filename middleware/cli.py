@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("middleware.commands.eval", "score the detection cascade on a labelled dialogue file"),
     "bench": ("middleware.commands.bench", "benchmarks: detect, stream, faults"),
     "forget": ("middleware.commands.forget", "erase a session's stored state (right to erasure)"),
+    "keys": ("middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
 }
 
 
@@ -67,6 +68,24 @@ def main(argv: list[str] | None = None) -> int:
         return int(mod.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a user's mistake: one line, exit 2, no traceback (and never a value)
+        msg = _usage_error(exc)
+        if msg is None:
+            raise
+        print(f"plainsight {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+
+
+def _usage_error(exc: BaseException) -> str | None:
+    """The one-line message for a user's mistake (bad configuration, a file that cannot be opened),
+    None for anything else (a bug keeps its traceback)."""
+    from .config import UsageError
+
+    if isinstance(exc, UsageError):
+        return str(exc)
+    if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)) and exc.filename:
+        return f"cannot open {exc.filename}: {exc.strerror or type(exc).__name__}"
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

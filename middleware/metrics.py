@@ -41,6 +41,7 @@ Metric names (see ``monitoring/README.md`` for what the dashboard and alerts do 
 ``plainsight_consumer_lag``              gauge      ``topic`` ∈ configured topics, ``partition``
 ``plainsight_active_sessions``           gauge      sessions held in memory
 ``plainsight_ready``                     gauge      1 when the worker is ready (as /readyz)
+``plainsight_insecure_dev_keys``         gauge      1 while running with the public dev secret/key
 ``plainsight_build_info``                gauge      always 1; ``version``, ``python``, ``engine``, ``revision``
 =======================================  =========  =============================================
 
@@ -311,6 +312,13 @@ class Metrics:
             "ready", "1 when the worker is ready to process traffic (same as /readyz), else 0.",
             namespace=ns, registry=r,
         )  # fmt: skip
+        self.insecure_dev_keys = Gauge(
+            "insecure_dev_keys",
+            "1 while the worker runs with the public development secret and state key "
+            "(--insecure-dev-keys): anyone can re-identify its surrogates and read its state.",
+            namespace=ns, registry=r,
+        )  # fmt: skip
+        self._insecure_flag = False
         self.build_info = Gauge(
             "build_info",
             "Build information (value always 1).",
@@ -338,6 +346,7 @@ class Metrics:
                 self.consumer_lag.labels(topic=t, partition=str(p)).set(0)
         self.active_sessions.set(0)
         self.ready_gauge.set(0)
+        self.insecure_dev_keys.set(0)
         self.build_info.labels(
             version=_safe_info(version or _package_version()),
             python=_safe_info(platform.python_version()),
@@ -356,7 +365,12 @@ class Metrics:
         t = settings.topics
         kw.setdefault("topics", (t.input, t.replies_in))
         kw.setdefault("partitions", settings.kafka.partitions)
-        kw.setdefault("entity_labels", settings.detection.labels)
+        # labels and sources of the recognizer registry (configured recognizers included): a closed set
+        from .pipeline import detection_registry
+
+        reg = detection_registry(settings)
+        kw.setdefault("entity_labels", (*settings.detection.labels, *reg.added_labels))
+        kw.setdefault("entity_sources", reg.sources)
         kw.setdefault("engine", settings.detection.engine)
         return cls(registry, **kw)
 
@@ -552,6 +566,15 @@ class Metrics:
     def is_ready(self) -> bool:
         return self._ready_flag
 
+    def set_insecure_dev_keys(self, on: bool) -> None:
+        """Report ``--insecure-dev-keys`` (the gauge, and a warning in the /readyz body)."""
+        self._insecure_flag = bool(on)
+        self.insecure_dev_keys.set(1 if on else 0)
+
+    @property
+    def insecure(self) -> bool:
+        return self._insecure_flag
+
     # ------------------------------------------------------------------ exposition
 
     def exposition(self, accept: str | None = None) -> tuple[bytes, str]:
@@ -609,10 +632,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/healthz":
             self._send(200, b"ok\n")
         elif path == "/readyz":
+            warn = b" (INSECURE: public development secret and state key, --insecure-dev-keys)" if metrics.insecure else b""
             if metrics.is_ready:
-                self._send(200, b"ready\n")
+                self._send(200, b"ready" + warn + b"\n")
             else:
-                self._send(503, b"not ready\n")
+                self._send(503, b"not ready" + warn + b"\n")
         elif path == "/":
             self._send(200, b"plainsight metrics: /metrics /healthz /readyz\n")
         else:

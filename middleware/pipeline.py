@@ -97,13 +97,25 @@ def build_detector(settings: Settings) -> Detector:
     return Cascade.from_settings(settings)
 
 
+def detection_registry(settings: Settings):
+    """The recognizer registry the configuration describes (labels, sources, surrogate shapes)."""
+    from .detection.registry import RecognizerRegistry
+
+    return RecognizerRegistry.from_settings(settings.detection)
+
+
 def build_llm_stage(settings: Settings) -> Refiner | None:
     """The LLM stage (middleware/llm/) when configured (``llm.base_url``/``llm.model``), else None."""
     if not settings.llm.is_enabled:
         return None
     from .llm import LLMStage
+    from .llm.prompts import Prompts
 
-    return LLMStage.from_settings(settings)
+    # the LLM marks the labels of configured recognizers too, each with its marker and description
+    reg = detection_registry(settings)
+    labels = (*settings.detection.labels, *(l for l in reg.added_labels if l not in settings.detection.labels))
+    prompts = Prompts.load(settings.llm.prompts_dir, labels, reg.descriptions)
+    return LLMStage.from_settings(settings, labels=labels, prompts=prompts)
 
 
 class Pipeline:
@@ -126,7 +138,8 @@ class Pipeline:
         self.llm: Refiner | None = llm if llm is not None else build_llm_stage(self.settings)
         #: per session, the last background refinement (policy async-refine), to keep turn order
         self._refine_tail: dict[str, asyncio.Future] = {}
-        self.labels = frozenset(self.settings.detection.labels)
+        # the configured labels plus those of the recognizers added by configuration (STUDENT_ID, ...)
+        self.labels = frozenset(self.settings.detection.labels) | frozenset(detection_registry(self.settings).added_labels)
         self.sessions = SessionStore(
             self.new_session,
             max_sessions=self.settings.session.max_sessions,

@@ -10,9 +10,11 @@ Envelope (all integers big-endian)::
   session's key fails authentication;
 * the header holds only the format version and the key id: no session id, no plaintext.
 
-Keys come from ``settings.surrogate.keys`` (key id → base64 of 32 random bytes) and
-``settings.surrogate.active_key_id``. With no keys configured (dev/demo) a key is derived from the
-surrogate secret with HKDF and a warning is logged once. Key material is never logged.
+Keys come from ``settings.surrogate.keys`` / ``keys_file`` (key id → base64 of 32 random bytes)
+and ``settings.surrogate.active_key_id``. There is no built-in key: with none configured
+:meth:`StateCipher.from_settings` raises (``plainsight keys generate`` makes one). The key earlier
+versions derived from the public development secret is refused, and so are states sealed with it
+(key id ``dev``), unless ``--insecure-dev-keys`` is on. Key material is never logged.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ import logging
 import os
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from middleware.keys import derive_dev_key  # noqa: F401  (one definition, re-exported)
 
 from .state import SessionMapping
 
@@ -35,7 +37,6 @@ MAGIC = b"PSE"
 ENVELOPE_VERSION = 1
 NONCE_BYTES = 12
 DEV_KEY_ID = "dev"
-_warned_dev = False
 
 
 class StateCryptoError(ValueError):
@@ -52,19 +53,26 @@ def decode_key(key_id: str, b64: str) -> bytes:
     return raw
 
 
-def derive_dev_key(secret: bytes) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"plainsight-state-dev-key", info=b"v1").derive(secret)
-
-
 def new_key_b64() -> str:
     """A fresh random key, base64 (for ``surrogate.keys``)."""
     return base64.b64encode(os.urandom(32)).decode("ascii")
 
 
 class StateCipher:
-    def __init__(self, keys: dict[str, bytes], active_key_id: str) -> None:
+    def __init__(self, keys: dict[str, bytes], active_key_id: str, *, allow_dev_key: bool = False) -> None:
         if not keys:
             raise ValueError("no state encryption keys")
+        if not allow_dev_key:
+            from middleware.keys import public_dev_key
+
+            dev = public_dev_key()
+            for kid, k in keys.items():
+                if k == dev:
+                    raise StateCryptoError(
+                        f"state key {kid!r} is the public development key from plainsight's source; "
+                        "refusing it (make a real one with 'plainsight keys generate')"
+                    )
+        self.allow_dev_key = allow_dev_key
         for kid, k in keys.items():
             if not kid or len(kid.encode("ascii", "strict")) > 255:
                 raise ValueError("key ids must be 1-255 ASCII characters")
@@ -81,28 +89,23 @@ class StateCipher:
 
     @classmethod
     def from_settings(cls, settings) -> "StateCipher":
-        """From ``settings`` (a Settings or its ``surrogate`` section)."""
-        s = getattr(settings, "surrogate", settings)
-        raw_keys = dict(getattr(s, "keys", None) or {})
+        """From ``settings`` (a Settings): ``surrogate.keys`` and ``surrogate.keys_file``.
+
+        Raises ``middleware.keys.SecretsError`` (with how to make a key) when none is configured.
+        """
+        from middleware.keys import HOW_TO, SecretsError, decode_key, load_configured
+
+        _secret, _origin, raw_keys, active = load_configured(settings)
         if not raw_keys:
-            global _warned_dev
-            if not _warned_dev:
-                _warned_dev = True
-                log.warning(
-                    "no surrogate.keys configured: session state is encrypted with a key derived from "
-                    "surrogate.secret (development only; configure surrogate.keys and active_key_id)"
-                )
-            return cls({DEV_KEY_ID: derive_dev_key(s.secret.get_secret_value().encode("utf-8"))}, DEV_KEY_ID)
-        keys = {}
-        for kid, v in raw_keys.items():
-            v = v.get_secret_value() if hasattr(v, "get_secret_value") else str(v)
-            keys[kid] = decode_key(kid, v)
-        active = getattr(s, "active_key_id", None)
+            raise SecretsError(f"no state key configured (surrogate.keys / surrogate.keys_file); {HOW_TO}")
+        keys = {kid: decode_key(kid, v) for kid, v in raw_keys.items()}
         if active is None:
             if len(keys) != 1:
-                raise ValueError("surrogate.active_key_id must be set when several keys are configured")
+                raise SecretsError("surrogate.active_key_id must be set when several keys are configured")
             active = next(iter(keys))
-        return cls(keys, active)
+        if active not in keys:
+            raise SecretsError(f"surrogate.active_key_id {active!r} is not among the configured state keys")
+        return cls(keys, active, allow_dev_key=bool(getattr(settings.surrogate, "_insecure_dev_keys", False)))
 
     # ---- envelope ------------------------------------------------------------------------
     @staticmethod
@@ -139,6 +142,10 @@ class StateCipher:
         kid = self.key_id_of(blob)
         aead = self._aead.get(kid)
         if aead is None:
+            if kid == DEV_KEY_ID:
+                raise StateCryptoError(
+                    "state sealed with the public development key (key id 'dev'); refused: anyone could read it"
+                )
             raise StateCryptoError(f"state sealed with unknown key id {kid!r}")
         hlen = 5 + len(kid)
         header, nonce, ct = blob[:hlen], blob[hlen : hlen + NONCE_BYTES], blob[hlen + NONCE_BYTES :]

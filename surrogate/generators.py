@@ -33,6 +33,8 @@ import threading
 import unicodedata
 from functools import lru_cache
 
+from middleware.values import PhoneParts, luhn_ok, parse_phone, split_url, url_core  # noqa: F401  (re-exported)
+
 from .keyed import KeyedRandom
 
 # ---------------------------------------------------------------------------------------------
@@ -71,71 +73,6 @@ def surrogate_norm(label: str, surrogate: str, aux: str = "") -> str:
 # ---------------------------------------------------------------------------------------------
 # PHONE
 # ---------------------------------------------------------------------------------------------
-
-_EXT = re.compile(r"(?i)\s*(?:x|ext\.?|extension|#)\s*(\d{1,6})\s*$")
-
-
-class PhoneParts:
-    __slots__ = ("main", "ext_text", "cc", "intl", "trunk", "nsn", "ext")
-
-    def __init__(self) -> None:
-        self.main = ""
-        self.ext_text = ""
-        self.cc = ""  # country code digits (kept)
-        self.intl = ""  # "00"/"011" international prefix digits (kept)
-        self.trunk = ""  # "0" or NANP "1" (kept)
-        self.nsn = ""  # national significant number (replaced)
-        self.ext = ""  # extension digits (replaced)
-
-
-_CC3 = ("1", "7", "20", "27", "30", "31", "32", "33", "34", "36", "39", "40", "41", "43", "44", "45", "46",
-        "47", "48", "49", "51", "52", "53", "54", "55", "56", "57", "58", "60", "61", "62", "63", "64", "65",
-        "66", "81", "82", "84", "86", "90", "91", "92", "93", "94", "95", "98")
-
-
-def _split_cc(digits: str, layout_first_group: str) -> str:
-    """Country code at the start of ``digits`` (after "+" or "00")."""
-    if digits.startswith("1"):
-        return "1"
-    g = layout_first_group
-    if 1 <= len(g) <= 3 and digits.startswith(g) and len(digits) - len(g) >= 4:
-        return g
-    for n in (2, 1):
-        if digits[:n] in _CC3:
-            return digits[:n]
-    return digits[:3]
-
-
-def parse_phone(value: str) -> PhoneParts:
-    p = PhoneParts()
-    m = _EXT.search(value)
-    if m and len([c for c in value[: m.start()] if c.isdigit()]) >= 6:
-        p.main, p.ext_text, p.ext = value[: m.start()], value[m.start() :], m.group(1)
-    else:
-        p.main = value
-    digits = "".join(c for c in p.main if c.isdigit())
-    s = p.main.lstrip()
-    groups = re.findall(r"\d+", p.main)
-    first_group = groups[0] if groups else ""
-    if s.startswith("+") or digits.startswith("00") and len(digits) > 10 or digits.startswith("011") and len(digits) > 11:
-        rest = digits
-        if not s.startswith("+"):
-            p.intl = "011" if digits.startswith("011") else "00"
-            rest = digits[len(p.intl) :]
-            first_group = first_group[len(p.intl) :] or (groups[1] if len(groups) > 1 else "")
-        p.cc = _split_cc(rest, first_group)
-        rest = rest[len(p.cc) :]
-        if "(0)" in p.main.replace(" ", "") and rest.startswith("0"):
-            p.trunk, rest = "0", rest[1:]
-        p.nsn = rest
-    elif len(digits) == 11 and digits.startswith("1"):
-        p.trunk, p.nsn = "1", digits[1:]
-    elif digits.startswith("0") and len(digits) >= 8:
-        p.trunk, p.nsn = "0", digits[1:]
-    else:
-        p.nsn = digits
-    return p
-
 
 #: NANP area codes used for surrogates (common, valid NPAs; the 555-01XX line is what's fictitious).
 _NANP_NPA = ("201", "202", "212", "213", "305", "310", "312", "404", "415", "469", "503", "512", "602",
@@ -208,18 +145,6 @@ def gen_phone(value: str, rng: KeyedRandom) -> tuple[str, str]:
 # ID_NUM
 # ---------------------------------------------------------------------------------------------
 
-def luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = int(c)
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
 def _luhn_fix(digits: str) -> str:
     body = digits[:-1]
     for d in "0123456789":
@@ -250,6 +175,23 @@ def gen_id(value: str, rng: KeyedRandom) -> tuple[str, str]:
     if new == compact.upper() or new == compact:  # a 1-char class may repeat; nudge the first char
         new = _class_char(compact[0], rng) + new[1:]
     return _pour_alnum(value, new), new
+
+
+def gen_shaped(value: str, rng: KeyedRandom, fits=None) -> tuple[str, str]:
+    """A format-preserving surrogate for a label added by configuration: same length, every
+    character of the same class (digit, upper, lower; anything else kept). When ``fits`` is given
+    (the recognizer's own patterns and checksum) the surrogate must pass it too: first with every
+    letter and digit redrawn, then with the letters kept ("S-2024-00042" → "S-7315-86120" when
+    the pattern spells the "S")."""
+    cand = value
+    for attempt in range(64):
+        if attempt < 16:
+            cand = "".join(_class_char(c, rng) for c in value)
+        else:
+            cand = "".join(rng.digit() if c.isdigit() else c for c in value)
+        if cand != value and (fits is None or fits(cand)):
+            return cand, ""
+    return cand, ""
 
 
 def _class_char(c: str, rng: KeyedRandom) -> str:
@@ -372,28 +314,6 @@ def generic_tld(suffix: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # URL helpers
 # ---------------------------------------------------------------------------------------------
-
-_URL = re.compile(
-    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<www>www\d?\.)?(?P<host>[^/?#\s:]+)(?P<port>:\d+)?"
-    r"(?P<path>/[^?#]*)?(?P<query>\?[^#]*)?(?P<frag>#.*)?$"
-)
-
-
-def split_url(value: str) -> dict[str, str] | None:
-    m = _URL.match(value.strip())
-    if not m or "." not in (m.group("host") or ""):
-        return None
-    return {k: v or "" for k, v in m.groupdict().items()}
-
-
-def url_core(value: str) -> str:
-    """The URL without scheme, ``www.`` and trailing slash (its identity)."""
-    parts = split_url(value)
-    if parts is None:
-        return value.strip().rstrip("/")
-    core = parts["host"] + parts["port"] + parts["path"] + parts["query"] + parts["frag"]
-    return core.rstrip("/")
-
 
 #: Platforms whose host is kept (the path holds the personal part).
 PLATFORMS = frozenset(

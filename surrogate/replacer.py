@@ -30,6 +30,7 @@ Mapping rules (see also :mod:`surrogate.state`):
 from __future__ import annotations
 
 import logging
+import os
 import re
 from typing import Callable
 
@@ -81,6 +82,7 @@ class SurrogateReplacer:
         tables: NameTables | None = None,
         fuzzy_names: bool = True,
         fuzzy_min_length: int = 5,
+        shapes: dict[str, Callable[[str], bool] | None] | None = None,
     ) -> None:
         self._secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
         if not self._secret:
@@ -98,17 +100,29 @@ class SurrogateReplacer:
             "ADDRESS": lambda v, rng, st, pend: G.gen_address(v, rng),
             **{k: (lambda f: lambda v, rng, st, pend: f(v, rng))(f) for k, f in _FALLBACK_LABELS.items()},
         }
+        # Labels added by configured recognizers (STUDENT_ID, ...): format-preserving surrogates,
+        # which must still fit the recognizer's own patterns / checksum when it has them.
+        for label, fits in (shapes or {}).items():
+            self._value_gens.setdefault(label, (lambda f: lambda v, rng, st, pend: G.gen_shaped(v, rng, f))(fits))
 
     @classmethod
     def from_settings(cls, settings) -> "SurrogateReplacer":
         s = settings.surrogate
-        secret = s.secret.get_secret_value()
-        if secret == _DEV_SECRET:
-            _warn_once("surrogate.secret is the built-in development value; set it in production")
+        from middleware.keys import load_configured
+
+        secret = load_configured(settings)[0]
+        if secret is None:
+            # no public default: unlinkable surrogates, consistent within this process only
+            secret = _process_secret()
+            _info_once("no surrogate.secret configured: surrogates use a random secret of this process "
+                       "(consistent within it, not reproducible across runs)")
+        elif secret == _DEV_SECRET:
+            _warn_once("surrogate.secret is the public development value (--insecure-dev-keys); never in production")
         return cls(
             secret,
             fuzzy_names=getattr(s, "fuzzy_names", True),
             fuzzy_min_length=getattr(s, "fuzzy_min_length", 5),
+            shapes=_configured_shapes(settings),
         )
 
     @property
@@ -160,7 +174,9 @@ class SurrogateReplacer:
         return self._tag(value, label, state)
 
     def _tag(self, value: str, label: str, state: SessionMapping) -> str:
-        tag = self._tagger.tag_for(value, label, state.tags)
+        # keyed by the value's normal form: "415-555-0134" and "+1 4155550134" are one [PHONE_1]
+        key = G.value_norm(label, value) if label in self._value_gens else value
+        tag = self._tagger.tag_for(key, label, state.tags)
         if tag not in state.tag_real:  # remembered so a reply quoting the tag can be re-identified
             state.tag_real[tag] = value
             state._generation += 1
@@ -621,6 +637,34 @@ class SurrogateReplacer:
 
 _DEV_SECRET = "plainsight-dev-secret-change-me"
 _WARNED: set[str] = set()
+_PROCESS_SECRET: list[bytes] = []
+
+
+def _process_secret() -> bytes:
+    """One random secret per process (every replacer of the process agrees)."""
+    if not _PROCESS_SECRET:
+        _PROCESS_SECRET.append(os.urandom(32))
+    return _PROCESS_SECRET[0]
+
+
+def _info_once(msg: str) -> None:
+    if msg not in _WARNED:
+        _WARNED.add(msg)
+        log.info(msg)
+
+
+def _configured_shapes(settings) -> dict[str, Callable[[str], bool] | None]:
+    """label → what its surrogate must fit, for labels of configured recognizers asking for a
+    format-preserving surrogate (``surrogate: shape``, the default; ``tag`` keeps ``[LABEL_n]``)."""
+    from middleware.pipeline import detection_registry
+
+    reg = detection_registry(settings)
+    out: dict[str, Callable[[str], bool] | None] = {}
+    for label in reg.added_labels:
+        info = reg.label_info(label)
+        if info is not None and info.surrogate == "shape":
+            out[label] = info.shape.fits if info.shape is not None else None
+    return out
 
 
 def _warn_once(msg: str) -> None:

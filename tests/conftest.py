@@ -15,11 +15,30 @@ import pytest
 from consumers.broker import EmbeddedBroker
 from middleware.config import load_settings
 from middleware.evaluation import default_data_dir
+from middleware.keys import secrets_env, secrets_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = default_data_dir()
 
 _counter = itertools.count()
+
+#: A surrogate secret and state key for this test session (random: no test relies on a public one).
+#: Workers refuse to start without them; subprocesses get them with :func:`secret_env`.
+TEST_SECRETS_ENV = secrets_env()
+
+
+def secret_overrides() -> dict:
+    """``load_settings`` overrides with this session's test secret and state key."""
+    return secrets_overrides(TEST_SECRETS_ENV)
+
+
+def secret_env(env: dict | None = None) -> dict:
+    """``env`` (default: a copy of os.environ) plus this session's test secret and key variables."""
+    import os
+
+    out = dict(os.environ if env is None else env)
+    out.update(TEST_SECRETS_ENV)
+    return out
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +75,7 @@ def make_settings(broker):
                 "state": f"{prefix}.state",
             },
             "metrics": {"enabled": False},
+            **secret_overrides(),
         }
         for k, v in overrides.items():
             base.setdefault(k, {}).update(v)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import produce, read_topic, turn_bytes
+from .conftest import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 
@@ -83,7 +83,8 @@ async def test_serve_against_given_bootstrap_and_sigterm_drains(make_settings, t
         "group_id": s.kafka.group_id, "partitions": 4, "session_timeout_ms": 2000, "heartbeat_interval_ms": 400}}))
     proc = subprocess.Popen(PLAINSIGHT + ["serve", "--config", str(cfg), "--bootstrap-servers",
                                           s.kafka.bootstrap_servers, "--no-metrics", "--max-runtime", "120"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**_env(), **TEST_SECRETS_ENV})
     try:
         n = 50
         await produce(s, [(f"s{i}", turn_bytes(f"s{i}", i, f"hi Ana {i}")) for i in range(n)])

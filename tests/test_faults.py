@@ -14,7 +14,7 @@ from consumers.kafka import make_producer
 from consumers.worker import Worker
 from middleware.config import load_settings
 
-from .conftest import read_topic, turn_bytes
+from .conftest import read_topic, secret_overrides, turn_bytes
 
 
 async def _send_retrying(settings, records, deadline_s=60.0):
@@ -57,7 +57,7 @@ async def _stop(w, task):
 def _fast_settings(bootstrap):
     return load_settings(kafka={"bootstrap_servers": bootstrap, "partitions": 2, "session_timeout_ms": 2000,
                                 "heartbeat_interval_ms": 400, "request_timeout_ms": 5000},
-                         worker={"commit_interval_ms": 100}, metrics={"enabled": False})
+                         worker={"commit_interval_ms": 100}, metrics={"enabled": False}, **secret_overrides())
 
 
 async def test_in_memory_broker_restart_worker_reconnects_and_continues():

@@ -200,6 +200,9 @@ def test_url_not_personal(text):
         ("add me on insta, maria.lopez", "maria.lopez"),
         ("my gamertag is xXSlayerXx", "xXSlayerXx"),
         ("username: jdoe42", "jdoe42"),
+        # where the user name is used, between the cue and "is" (issue #17)
+        ("my username on the school site is mlopez2009", "mlopez2009"),
+        ("my login for khan academy is maria.l", "maria.l"),
     ],
 )
 def test_username_positive(text, value):
@@ -218,6 +221,7 @@ def test_username_positive(text, value):
         "email maria@gmail.com",
         "my snap is broken",
         "I love minecraft",
+        "my account on the site is gone",
     ],
 )
 def test_username_negative(text):
@@ -311,6 +315,21 @@ def test_address_parts(text, parts):
 
 
 @pytest.mark.parametrize(
+    "text, parts",
+    [
+        # a Spanish street line whose name begins like a month ("Mayor"), after a Spanish cue (issue #17)
+        ("vivo en Calle Mayor 5, Madrid", ["Calle Mayor 5", "Madrid"]),
+        ("vivo en calle mayor 5, madrid", ["calle mayor 5", "madrid"]),
+        ("mi dirección es calle del prado 12", ["calle del prado 12"]),
+        ("I live at 12 Marsh Lane, Leeds", ["12 Marsh Lane", "Leeds"]),
+        ("j'habite au 3 rue de la Paix, Paris", ["3 rue de la Paix", "Paris"]),
+    ],
+)
+def test_address_other_languages(text, parts):
+    assert found(AddressRecognizer(), text) == parts
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Plus 1 point for your effort.",
@@ -321,6 +340,7 @@ def test_address_parts(text, parts):
         "It would take her 1 hour to walk 1 mile",
         "Chapter 12 and Grade 5",
         "12 March 2021",
+        "on 3 Sept. 2020 and 12 May 2021",
         "3 Points Well Earned",
         "Team 4 scored 12 in Round 3",
         "See Chapter 5 Section 2 for more",

@@ -14,7 +14,7 @@ import yaml
 from benchmarks.faults import outputs_by_turn
 from consumers.worker import Worker
 
-from .conftest import produce, read_topic, turn_bytes
+from .conftest import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
 
 NAMES = ["Marisol Quintero", "Tobias Lindqvist", "Amara Okonkwo", "Keanu Makoa", "Ingrid Solberg",
          "Rahul Bhattacharya", "Chloe Dubois", "Mateo Herrera", "Yuki Tanaka", "Zainab Haddad"]
@@ -40,6 +40,7 @@ def _records(n_sessions: int, n_turns: int, prefix: str):
 
 def _serve(s, cfg_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
+    env.update(TEST_SECRETS_ENV)  # the same secret and key as the in-process workers of the tests
     return subprocess.Popen(
         [sys.executable, "-m", "middleware.cli", "serve", "--config", str(cfg_path), "--bootstrap-servers",
          s.kafka.bootstrap_servers, "--no-metrics", "--log-level", "WARNING", "--max-runtime", "120"],

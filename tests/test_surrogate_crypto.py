@@ -125,21 +125,21 @@ def test_from_settings_with_keys():
     assert "not base64!!" not in str(ei.value)
 
 
-def test_dev_key_warns_once_without_key_material(caplog, monkeypatch, state):
-    monkeypatch.setattr(crypto_mod, "_warned_dev", False)
-    s = Settings(surrogate={"secret": "dev-secret-xyz"})
-    with caplog.at_level(logging.WARNING, logger="surrogate.crypto"):
-        c1 = StateCipher.from_settings(s)
-        c2 = StateCipher.from_settings(s)
-    warnings = [r for r in caplog.records if r.name == "surrogate.crypto"]
-    assert len(warnings) == 1
-    text = warnings[0].getMessage()
-    assert "dev-secret-xyz" not in text
-    dev_key = crypto_mod.derive_dev_key(b"dev-secret-xyz")
-    assert base64.b64encode(dev_key).decode() not in text and dev_key.hex() not in text
-    # the derived key is stable: another process with the same secret can open the state
-    assert c1.active_key_id == "dev"
-    assert c2.open(c1.seal(state), SESSION).to_bytes() == state.to_bytes()
+def test_no_key_configured_is_refused_and_the_public_dev_key_too(state):
+    """No built-in key any more (issue #16): no keys -> an error saying how to make one; the key
+    earlier versions derived from the public dev secret is refused, and so are states sealed with it."""
+    from middleware.keys import SecretsError, public_dev_key
+
+    with pytest.raises(SecretsError, match="plainsight keys generate"):
+        StateCipher.from_settings(Settings())
+    dev_b64 = base64.b64encode(public_dev_key()).decode()
+    with pytest.raises(StateCryptoError) as ei:
+        StateCipher.from_settings(Settings(surrogate={"keys": {"x": dev_b64}}))
+    assert dev_b64 not in str(ei.value) and "public development key" in str(ei.value)
+    old = StateCipher({"dev": public_dev_key()}, "dev", allow_dev_key=True)  # --insecure-dev-keys
+    blob = old.seal(state)
+    with pytest.raises(StateCryptoError, match="public development key"):
+        StateCipher({"b": key()}, "b").open(blob, SESSION)
 
 
 def test_mapping_format_is_versioned(state):

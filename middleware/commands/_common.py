@@ -49,6 +49,29 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> None:
             a[k] = v
 
 
+def add_secret_arguments(p: argparse.ArgumentParser, keys: bool = True, insecure: bool = False) -> None:
+    """``--secret-file`` (and ``--keys-file``, ``--insecure-dev-keys``): secrets come from files or
+    the environment, never from a value on the command line (it would show in ``ps``)."""
+    g = p.add_argument_group("secrets (files or PLAINSIGHT_SURROGATE__* variables; never values on the command line)")
+    g.add_argument("--secret-file", metavar="FILE",
+                   help="file holding the surrogate secret (as PLAINSIGHT_SURROGATE__SECRET_FILE)")
+    if keys:
+        g.add_argument("--keys-file", metavar="FILE",
+                       help="YAML/JSON file with the state keys (as PLAINSIGHT_SURROGATE__KEYS_FILE)")
+    if insecure:
+        g.add_argument("--insecure-dev-keys", action="store_true", default=False,
+                       help="run with the PUBLIC development secret and state key when none is configured "
+                            "(local experiments only; reported by /readyz and plainsight_insecure_dev_keys)")
+
+
+def _secrets_hook(args: argparse.Namespace) -> dict[str, Any]:
+    sec: dict[str, Any] = {"keys_file": getattr(args, "keys_file", None)}
+    if getattr(args, "secret_file", None):
+        # the flag beats a secret from the environment or the config file ("" = unset)
+        sec.update(secret_file=args.secret_file, secret="")
+    return {"surrogate": sec}
+
+
 def _llm_hook(args: argparse.Namespace) -> dict[str, Any]:
     from middleware.llm.cli_args import llm_overrides
 
@@ -56,7 +79,7 @@ def _llm_hook(args: argparse.Namespace) -> dict[str, Any]:
 
 
 #: Functions (args) -> overrides dict contributed by optional features.
-_OVERRIDE_HOOKS: list = [_llm_hook]
+_OVERRIDE_HOOKS: list = [_llm_hook, _secrets_hook]
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any):

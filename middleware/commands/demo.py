@@ -13,7 +13,10 @@ from ._common import add_config_arguments
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ._common import add_secret_arguments
+
     add_config_arguments(p)
+    add_secret_arguments(p, keys=True)
     p.set_defaults(log_level="WARNING")
     p.add_argument("--file", metavar="JSONL", help="chats to stream (default: the bundled sample)")
     p.add_argument("--rate", type=float, default=25.0, help="turns per second to send (default 25)")
@@ -29,23 +32,54 @@ _ARG_HOOKS: list = []
 
 
 def load_chats(path: str | None) -> list[dict]:
+    """Chats as ``[{"session_id", "turns": [{"role", "text"}]}]`` from either input format that
+    ``redact`` reads: dialogue lines (``{"id" or "session_id", "turns": [{"speaker" or "role",
+    "text"}]}``) or input-turn lines (the ``chat.turns`` contract: ``{"session_id", "role",
+    "text", ...}``, grouped by session in file order). Lines that are neither are skipped with a
+    message naming the line and the field (never its content)."""
     import json
+    import sys
     from importlib import resources
 
     if path:
         text = open(path, encoding="utf-8").read()
     else:
         text = resources.files("middleware.samples").joinpath("demo_chats.jsonl").read_text(encoding="utf-8")
-    chats = []
-    for line in text.splitlines():
-        if line.strip():
+    chats: list[dict] = []
+    by_session: dict[str, dict] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
             obj = json.loads(line)
-            if "turns" in obj and "session_id" not in obj:  # dialogue format (shared/data)
-                obj = {
-                    "session_id": obj.get("id", f"chat-{len(chats)}"),
-                    "turns": [{"role": t["speaker"], "text": t["text"]} for t in obj["turns"]],
-                }
-            chats.append(obj)
+        except ValueError:
+            print(f"demo: line {lineno}: not JSON, skipped", file=sys.stderr)
+            continue
+        if not isinstance(obj, dict):
+            print(f"demo: line {lineno}: not a JSON object, skipped", file=sys.stderr)
+            continue
+        if isinstance(obj.get("turns"), list):  # dialogue format
+            sid = str(obj.get("session_id") or obj.get("id") or f"chat-{len(chats)}")
+            turns = []
+            for i, t in enumerate(obj["turns"]):
+                if not isinstance(t, dict) or not isinstance(t.get("text"), str) or not t["text"].strip():
+                    print(f"demo: line {lineno}: turns[{i}].text: expected a non-empty string, turn skipped",
+                          file=sys.stderr)
+                    continue
+                turns.append({"role": str(t.get("role") or t.get("speaker") or "student"), "text": t["text"]})
+            chats.append({"session_id": sid, "turns": turns})
+        elif "text" in obj:  # one input turn
+            if not isinstance(obj.get("text"), str) or not obj["text"].strip():
+                print(f"demo: line {lineno}: text: expected a non-empty string, skipped", file=sys.stderr)
+                continue
+            sid = str(obj.get("session_id") or f"line-{lineno}")
+            chat = by_session.get(sid)
+            if chat is None:
+                chat = by_session[sid] = {"session_id": sid, "turns": []}
+                chats.append(chat)
+            chat["turns"].append({"role": str(obj.get("role") or "student"), "text": obj["text"]})
+        else:
+            print(f"demo: line {lineno}: neither a dialogue ('turns') nor a turn ('text'), skipped", file=sys.stderr)
     return chats
 
 
@@ -64,6 +98,7 @@ async def _demo(args: argparse.Namespace) -> int:
     from consumers.broker import EmbeddedBroker
     from consumers.kafka import make_consumer, make_producer
     from consumers.worker import Worker
+    from middleware.keys import SecretsError, resolve_secrets
     from middleware.schemas import InputTurn, OutputTurn
 
     from ._common import embedded_tuning, percentile, settings_from_args
@@ -72,6 +107,16 @@ async def _demo(args: argparse.Namespace) -> int:
     broker = None
     if not settings.kafka.bootstrap_servers:
         settings = settings_from_args(args, **embedded_tuning())
+    try:
+        # a throwaway run: a secret and a state key not configured are random for this process
+        settings, secrets_status = resolve_secrets(settings, allow_ephemeral=True)
+    except SecretsError as exc:
+        print(f"plainsight demo: {exc}", file=sys.stderr)
+        return 2
+    if secrets_status.ephemeral:
+        print("demo: random surrogate secret and state key for this run (surrogates differ from run to run; "
+              "nothing sealed with them outlives it)", file=sys.stderr)
+    if not settings.kafka.bootstrap_servers:
         broker = EmbeddedBroker.from_settings(settings.embedded)
         bootstrap = await broker.start()
         if not args.quiet:

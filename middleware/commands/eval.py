@@ -18,6 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--engine", choices=["cascade", "presidio"], default=None, help="detector (default: from config)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="score only the first N dialogues")
+    p.add_argument("--unlabelled-as-clean", action="store_true",
+                   help="score a file without labels ('spans') as one with no private values (every prediction "
+                        "a false positive); without it such a file is refused")
     p.add_argument("--config", default=None, help="YAML config file")
     from ..llm.cli_args import add_llm_arguments
 
@@ -29,6 +32,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _has_labels(path, limit: int | None) -> bool:
+    """Does any dialogue (of the first ``limit``) carry a ``spans`` list (an empty list counts: a
+    dialogue labelled as holding no private values)?"""
+    from ..evaluation import read_dialogues
+
+    return any(isinstance(d.get("spans"), list) for d in read_dialogues(path, limit))
+
+
 def run(args: argparse.Namespace) -> int:
     import json
     import logging
@@ -36,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from ..config import load_settings
-    from ..evaluation import predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
+    from ..evaluation import CORE_LABELS, predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
+    from ..pipeline import detection_registry
     from surrogate.pipeline import build_pipeline
 
     try:
@@ -47,6 +59,19 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         print("plainsight eval: --limit must be >= 1", file=sys.stderr)
         return 2
+    try:
+        labelled = _has_labels(path, args.limit)
+    except ValueError as exc:
+        print(f"plainsight eval: {exc}", file=sys.stderr)
+        return 2
+    if not labelled:
+        if not args.unlabelled_as_clean:
+            print(f"plainsight eval: {path} has no labels (no dialogue has a 'spans' list), so there is nothing to "
+                  "score against; see 'Labelled format' in the README. --unlabelled-as-clean scores it as a file "
+                  "with no private values (every prediction then counts as a false positive).", file=sys.stderr)
+            return 2
+        print(f"plainsight eval: {path} has no labels: scored as a file with no private values "
+              "(--unlabelled-as-clean)", file=sys.stderr)
     from ..llm.cli_args import llm_overrides
 
     overrides = {"detection": {"engine": args.engine}} if args.engine else {}
@@ -86,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         "file": str(path),
         "engine": settings.detection.engine,
-        **summarize(results),
+        # the core labels, plus those of recognizers added by configuration (scored the same way)
+        **summarize(results, (*CORE_LABELS, *(lab for lab in sorted(pipeline.labels) if lab not in CORE_LABELS
+                                              and lab in detection_registry(settings).added_labels))),
         "wall_s": time.perf_counter() - t0,
     }
     if use_llm:

@@ -1,6 +1,7 @@
 """`plainsight forget SESSION_ID ...`: erase sessions' stored mapping state (right to erasure).
 
-Writes a tombstone (null value) for each session to the compacted state topic. Running workers
+Reads the state topic first and reports, per session, whether stored state was found; then
+writes a tombstone (null value) for each session to the compacted state topic. Running workers
 tail their state partitions and drop the session from memory too; compaction then removes the
 sealed state from the broker. Outputs already written contain surrogates only; without the
 mapping nothing links them back to the real values.
@@ -39,6 +40,9 @@ async def forget(args: argparse.Namespace) -> int:
         return 2
     if settings.kafka.create_topics:
         await ensure_topics(settings, bootstrap)
+    # what is stored now, so the report says what was found (a tombstone is written for every id
+    # anyway: a worker may be writing a session's state at this very moment)
+    found, complete = await stored_sessions(settings, bootstrap, set(args.session_ids))
     producer = make_producer(settings, bootstrap)
     await producer.start()
     try:
@@ -47,5 +51,63 @@ async def forget(args: argparse.Namespace) -> int:
                                          headers=[("producer", b"plainsight-forget")])
     finally:
         await producer.stop()
-    print(f"erased {len(args.session_ids)} session(s) from {settings.topics.state}", file=sys.stderr)
+    topic = settings.topics.state
+    n_found = 0
+    for sid in args.session_ids:
+        # the id is the user's own argument; printed as given
+        if found.get(sid):
+            n_found += 1
+            print(f"{sid}: stored state found in {topic}: erased (tombstone written)", file=sys.stderr)
+        elif sid in found:
+            print(f"{sid}: already erased (the latest record was a tombstone)", file=sys.stderr)
+        else:
+            print(f"{sid}: no stored state found in {topic}: nothing to erase (tombstone written anyway)",
+                  file=sys.stderr)
+    note = "" if complete else " (the state topic could not be read to its end; counts may be low)"
+    print(f"erased {n_found} of {len(args.session_ids)} session(s) from {topic}: {n_found} had stored state, "
+          f"{len(args.session_ids) - n_found} had none{note}", file=sys.stderr)
     return 0
+
+
+async def stored_sessions(settings, bootstrap: str, wanted: set[str], timeout: float = 60.0) -> tuple[dict[str, bool], bool]:
+    """Read the state topic to its end: ``{session id: True if its latest record holds state,
+    False if it is a tombstone}`` for the ``wanted`` ids that appear, and whether the read
+    completed within ``timeout``."""
+    import time
+
+    from aiokafka import TopicPartition
+
+    from consumers.kafka import make_consumer
+
+    topic = settings.topics.state
+    latest: dict[str, bool] = {}
+    consumer = make_consumer(settings, bootstrap, group_id=None, enable_auto_commit=False, max_poll_records=5000)
+    await consumer.start()
+    try:
+        await consumer.topics()
+        parts = consumer.partitions_for_topic(topic)
+        if not parts:
+            return latest, True
+        tps = [TopicPartition(topic, p) for p in sorted(parts)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        ends = await consumer.end_offsets(tps)
+        pending = set()
+        for tp in tps:
+            if await consumer.position(tp) < ends[tp]:
+                pending.add(tp)
+        deadline = time.monotonic() + timeout
+        while pending and time.monotonic() < deadline:
+            batch = await consumer.getmany(*pending, timeout_ms=500)
+            for _tp, recs in batch.items():
+                for r in recs:
+                    if r.key is not None:
+                        sid = r.key.decode("utf-8", "surrogatepass")
+                        if sid in wanted:
+                            latest[sid] = r.value is not None
+            for tp in list(pending):
+                if await consumer.position(tp) >= ends[tp]:
+                    pending.discard(tp)
+        return latest, not pending
+    finally:
+        await consumer.stop()

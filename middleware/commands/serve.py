@@ -2,6 +2,10 @@
 
 With no bootstrap servers configured it starts the embedded broker (memory only: for trying
 plainsight out, not for production). SIGINT/SIGTERM drain in-flight turns, commit and exit 0.
+
+Against a broker it refuses to start (exit 2, one line saying how to make them) without a
+configured surrogate secret and state key (middleware/keys.py); ``--insecure-dev-keys`` runs with
+the public development values instead and says so in the log, ``/readyz`` and a metric.
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ _ARG_HOOKS: list = []
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from middleware.metrics import add_metrics_arguments
 
+    from ._common import add_secret_arguments
+
     add_config_arguments(p)
     add_metrics_arguments(p)
+    add_secret_arguments(p, keys=True, insecure=True)
     p.add_argument("--max-runtime", type=float, help="stop by itself after this many seconds (tests, batch jobs)")
     for hook in _ARG_HOOKS:
         hook(p)
@@ -45,8 +52,30 @@ async def serve(args: argparse.Namespace) -> int:
     extra = metrics_overrides(args)
     settings = settings_from_args(args, **extra)
     broker = None
-    if not settings.kafka.bootstrap_servers:
+    embedded = not settings.kafka.bootstrap_servers
+    if embedded:
         settings = settings_from_args(args, **embedded_tuning(), **extra)
+    # Secrets before anything starts: against a broker the state lasts, so a secret and a state
+    # key must be configured; the in-memory embedded broker keeps nothing, random ones will do.
+    import sys
+
+    from middleware.keys import SecretsError, resolve_secrets
+
+    try:
+        settings, secrets_status = resolve_secrets(
+            settings, allow_ephemeral=embedded, insecure_dev_keys=bool(getattr(args, "insecure_dev_keys", False))
+        )
+    except SecretsError as exc:
+        print(f"plainsight serve: {exc}", file=sys.stderr)
+        return 2
+    if secrets_status.insecure:
+        log.warning("INSECURE: %s; anyone with the source can re-identify surrogates and read stored state "
+                    "(--insecure-dev-keys: local experiments only)", secrets_status.describe())
+    elif secrets_status.ephemeral:
+        log.warning("%s (embedded in-memory broker: nothing stored outlives this process)", secrets_status.describe())
+    else:
+        log.info("%s", secrets_status.describe())
+    if embedded:
         broker = EmbeddedBroker.from_settings(settings.embedded)
         bootstrap = await broker.start()
         log.warning("no bootstrap servers configured: using an embedded in-memory broker on %s", bootstrap)
@@ -54,6 +83,7 @@ async def serve(args: argparse.Namespace) -> int:
         bootstrap = settings.kafka.bootstrap_servers
 
     metrics, server = start_metrics(settings)
+    metrics.set_insecure_dev_keys(secrets_status.insecure)
     if server is not None:
         log.info("metrics on %s/metrics", server.url)
 

@@ -84,10 +84,13 @@ _STRONG_CUE = re.compile(
     r"(?:address(?:es)?|lives?\s+(?:at|on)|lived\s+(?:at|on|in)|living\s+(?:at|on)|located\s+at|send\s+(?:\w+\s+){0,3}to|"
     r"deliver(?:ed)?\s+(?:\w+\s+){0,2}to|mail(?:ed)?\s+(?:\w+\s+){0,2}to|ship(?:ped)?\s+(?:\w+\s+){0,2}to|"
     r"meet\s+(?:me|us)\s+at|drops?\s+(?:me|you|us)\s+off\s+at|my\s+(?:house|home)\s+is\s+(?:at|on)|"
-    r"(?:office|restaurant|store|shop)\s+is\s+(?:at|on|located\s+at))\s*[:\-?]?\s*(?:(?:is|was|it\s+is|it's)\s+)?(?:\d{1,6}\s+)?$",
+    r"(?:office|restaurant|store|shop)\s+is\s+(?:at|on|located\s+at)|"
+    # the same cues in the languages whose street words are known ("vivo en calle mayor 5", "j'habite au 3 rue ...")
+    r"viv(?:o|e|imos|en)\s+en|mi\s+direcci[oó]n\s+es|direcci[oó]n|moro\s+(?:na|em|no)|abito\s+in|indirizzo|"
+    r"j'habite\s+(?:au|à|a)|adresse|(?:ich\s+)?wohne\s+(?:in\s+der|in|am|an\s+der)|anschrift)\s*[:\-?]?\s*(?:(?:is|was|it\s+is|it's)\s+)?(?:\d{1,6}\s+)?$",
     re.IGNORECASE,
 )
-_CUE_WORDS = re.compile(r"(?i)address|liv(?:e|es|ed|ing)\b|located|send|deliver|mail|ship|meet|drop|house|home|office|restaurant|store|shop")
+_CUE_WORDS = re.compile(r"(?i)address|adresse|direcci|indirizzo|anschrift|wohne|habite|abito|moro\b|viv(?:o|e|imos|en)\b|liv(?:e|es|ed|ing)\b|located|send|deliver|mail|ship|meet|drop|house|home|office|restaurant|store|shop")
 _UNIT_ANYWHERE = re.compile(r"(?i)\b(?:apt|apartment|suite|ste|unit|flat|fl|floor|room|rm|bldg|building)\b|#\s?\d")
 _CUE_NAME_NUM = re.compile(rf"(?:{_CAP}[\w'’.-]*[ \t]+){{0,3}}{_CAP}[\w'’.-]*[ \t]+{_NUM}\b")
 _UNIT = re.compile(
@@ -104,7 +107,9 @@ _BLANK_THEN_POSTCODE_LINE = re.compile(
 )
 _LABEL_LINE = re.compile(r"\s*(?:[\w-]+\s?){1,2}:", re.UNICODE)
 _MONTHS_ETC = re.compile(
-    r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*$|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day$|"
+    # month names as written ("12 March", "3 Sept."), not words that begin like one ("Calle Mayor 5", "12 Marsh Lane")
+    r"^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
+    r"nov(?:ember)?|dec(?:ember)?)\.?$|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day$|"
     r"^(?:chapter|page|grade|question|problem|unit|lesson|step|level|part|section|exercise|room|year|class|table|"
     r"figure|item|number|no|apt|suite|box|times|plus|minus|and|or|of)$",
     re.IGNORECASE,

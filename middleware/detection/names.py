@@ -523,6 +523,8 @@ class NameFinder:
             strength = memory.person_strength(t.text)
             if t.low in STOP and not (t.low in _NAME_STOPS and t.cap and (not t.sent_init or gap_next[:1] == ",")):
                 continue
+            if t.low == "im" and k + 1 < n and gap_next.strip() == "":
+                continue  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
             memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
             cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
             if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
@@ -798,6 +800,8 @@ class NameFinder:
                 continue
             if t.sent_init and name_class(t) != "pure" and t.info.is_word:
                 continue
+            if t.low == "im":  # "Im Kofi": I'm + a name, not a full name
+                continue
             if any(is_famous(x.text) or is_place(x.text) or is_calendar(x.text) or memory.is_kept(x.text)
                    or is_curricular_head(x.text) or x.low in GREETINGS or x.low in STOP or looks_like_word(x.low, self.lex) for x in (t, u)):
                 continue
@@ -916,7 +920,10 @@ class NameFinder:
                 if gap_prev.strip() == "," and after == "," and k >= 1 and toks[k - 1].low in ("so", "okay", "ok", "now", "and", "yes", "no", "well", "then", "alright", "right", "but"):
                     return "direct"
         # self introductions
-        if prev and re.fullmatch(r"[ ,:]*", gap_prev or " "):
+        poss_prev = bool(prev) and toks[k - 1].poss  # tokenize() strips "'s": "my name's Diego", "it's Maria"
+        if prev and re.fullmatch(r"[ ,:]*", (gap_prev[2:] if poss_prev else gap_prev) or " "):
+            if poss_prev:
+                prev = prev[:-1] + [prev[-1] + "'s"]
             for pat in _INTRO_PREV:
                 if len(prev) >= len(pat) and tuple(prev[-len(pat):]) == pat:
                     if t.low in _NOT_AFTER_IM:
@@ -1045,6 +1052,8 @@ class NameFinder:
                 pt = toks[a - 1]
                 if gap not in (" ", ". ") or (gap == ". " and len(pt.text) != 1):
                     break
+                if pt.low == "im":
+                    break  # "hi im Jo": "im" (I'm) introduces the name, it is not part of it
                 if a - 1 in decided or (self._is_part(pt, toks[k]) and pt.low not in TITLES and pt.low not in GREETINGS):
                     a -= 1
                 else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from ..values import luhn_ok
 from .base import Span, TurnContext, count_digits, has_digit
 
 # --------------------------------------------------------------------------- helpers
@@ -34,19 +35,6 @@ def _before(text: str, start: int, width: int = 48) -> str:
 
 def _after(text: str, end: int, width: int = 16) -> str:
     return text[end : end + width].casefold()
-
-
-def luhn_ok(digits: str) -> bool:
-    """Luhn checksum (payment cards)."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
 
 
 def iban_ok(code: str) -> bool:
@@ -462,7 +450,11 @@ _PLATFORMS = (
 #: Platform names that are also ordinary words ("my snap is ..."): the name must look like a handle.
 _AMBIGUOUS_PLATFORMS = re.compile(r"\b(?:snap|steam|epic|scratch|yt)\b(?!\s*(?:user ?name|name|id|tag|handle))", re.I)
 _USERNAME_CONTEXT = re.compile(
-    rf"\b(?:my|his|her|your|their|our)\s+(?:(?:{_PLATFORMS})\s*(?:user ?name|name|id|tag|handle|account|profile|ign|acc)?|"
+    # "my username on the school site is mlopez2009": a user-name word, where it is used, then "is"
+    r"\b(?:my|his|her|your|their|our)\s+(?:user ?name|user ?id|login(?: name)?|log ?in|handle|screen ?name|"
+    r"display ?name|account(?: name)?|gamer ?tag|ign|nick(?:name)?)\s+(?:on|for|at|in)\s+(?:[\w.'’-]+\s+){0,4}?"
+    r"(?:is|was|=|:)\s*(?:(?:it's|its|just|literally)\s+)?[\"'“‘]?"
+    rf"|\b(?:my|his|her|your|their|our)\s+(?:(?:{_PLATFORMS})\s*(?:user ?name|name|id|tag|handle|account|profile|ign|acc)?|"
     r"user ?name|user ?id|user|handle|screen ?name|display ?name|ign|gamer ?tag|login(?: name)?|log ?in|account name|"
     r"account|nick(?:name)?)"
     r"\s*(?:is|was|=|:|-|'s|’s)?\s*(?:(?:it's|its|just|literally)\s+)?[\"'“‘]?"

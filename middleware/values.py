@@ -1,0 +1,120 @@
+"""Parsing of PII values, shared by detection and surrogates: a phone number's parts, a URL's
+parts and its identity, the Luhn checksum.
+
+Core (no dependency on ``surrogate``): the session value memory
+(``detection/value_memory.py``) and the pattern recognizers use these, and the surrogate
+generators (``surrogate/generators.py``) build on them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# ---------------------------------------------------------------------------------------------
+# PHONE
+# ---------------------------------------------------------------------------------------------
+
+_EXT = re.compile(r"(?i)\s*(?:x|ext\.?|extension|#)\s*(\d{1,6})\s*$")
+
+
+class PhoneParts:
+    __slots__ = ("main", "ext_text", "cc", "intl", "trunk", "nsn", "ext")
+
+    def __init__(self) -> None:
+        self.main = ""
+        self.ext_text = ""
+        self.cc = ""  # country code digits (kept)
+        self.intl = ""  # "00"/"011" international prefix digits (kept)
+        self.trunk = ""  # "0" or NANP "1" (kept)
+        self.nsn = ""  # national significant number (replaced)
+        self.ext = ""  # extension digits (replaced)
+
+
+_CC3 = ("1", "7", "20", "27", "30", "31", "32", "33", "34", "36", "39", "40", "41", "43", "44", "45", "46",
+        "47", "48", "49", "51", "52", "53", "54", "55", "56", "57", "58", "60", "61", "62", "63", "64", "65",
+        "66", "81", "82", "84", "86", "90", "91", "92", "93", "94", "95", "98")
+
+
+def _split_cc(digits: str, layout_first_group: str) -> str:
+    """Country code at the start of ``digits`` (after "+" or "00")."""
+    if digits.startswith("1"):
+        return "1"
+    g = layout_first_group
+    if 1 <= len(g) <= 3 and digits.startswith(g) and len(digits) - len(g) >= 4:
+        return g
+    for n in (2, 1):
+        if digits[:n] in _CC3:
+            return digits[:n]
+    return digits[:3]
+
+
+def parse_phone(value: str) -> PhoneParts:
+    p = PhoneParts()
+    m = _EXT.search(value)
+    if m and len([c for c in value[: m.start()] if c.isdigit()]) >= 6:
+        p.main, p.ext_text, p.ext = value[: m.start()], value[m.start() :], m.group(1)
+    else:
+        p.main = value
+    digits = "".join(c for c in p.main if c.isdigit())
+    s = p.main.lstrip()
+    groups = re.findall(r"\d+", p.main)
+    first_group = groups[0] if groups else ""
+    if s.startswith("+") or digits.startswith("00") and len(digits) > 10 or digits.startswith("011") and len(digits) > 11:
+        rest = digits
+        if not s.startswith("+"):
+            p.intl = "011" if digits.startswith("011") else "00"
+            rest = digits[len(p.intl) :]
+            first_group = first_group[len(p.intl) :] or (groups[1] if len(groups) > 1 else "")
+        p.cc = _split_cc(rest, first_group)
+        rest = rest[len(p.cc) :]
+        if "(0)" in p.main.replace(" ", "") and rest.startswith("0"):
+            p.trunk, rest = "0", rest[1:]
+        p.nsn = rest
+    elif len(digits) == 11 and digits.startswith("1"):
+        p.trunk, p.nsn = "1", digits[1:]
+    elif digits.startswith("0") and len(digits) >= 8:
+        p.trunk, p.nsn = "0", digits[1:]
+    else:
+        p.nsn = digits
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# URL
+# ---------------------------------------------------------------------------------------------
+
+_URL = re.compile(
+    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<www>www\d?\.)?(?P<host>[^/?#\s:]+)(?P<port>:\d+)?"
+    r"(?P<path>/[^?#]*)?(?P<query>\?[^#]*)?(?P<frag>#.*)?$"
+)
+
+
+def split_url(value: str) -> dict[str, str] | None:
+    m = _URL.match(value.strip())
+    if not m or "." not in (m.group("host") or ""):
+        return None
+    return {k: v or "" for k, v in m.groupdict().items()}
+
+
+def url_core(value: str) -> str:
+    """The URL without scheme, ``www.`` and trailing slash (its identity)."""
+    parts = split_url(value)
+    if parts is None:
+        return value.strip().rstrip("/")
+    core = parts["host"] + parts["port"] + parts["path"] + parts["query"] + parts["frag"]
+    return core.rstrip("/")
+
+
+
+def luhn_ok(digits: str) -> bool:
+    """Luhn checksum (payment cards, some IDs) of a string of digits (any script)."""
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = unicodedata.digit(c)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
