@@ -18,10 +18,14 @@ Gate: with ``llm.gate_trust_keep``, tokens the session memory settled as "keep"
 (``memory.is_kept(token)``: word-problem characters, public figures) don't send a turn to
 the model by themselves (off by default: those are the fast pass's riskiest decisions).
 
-Candidates: if the detector has ``candidates(text, ctx, memory) -> list[Span]`` (doubtful
-spans it would not mask), they go to the stage. Session memory: spans only the model found
-teach the detector's memory through ``detector.learn(memory, text, spans)`` if it exists,
-else ``memory.add_person(value, 0.8)`` for names if the memory has it.
+Candidates and keeps: if the detector has ``candidates(text, ctx, memory) -> list[Span]``
+(doubtful spans it would not mask) and ``kept(text, ctx, memory) -> list[Span]`` (name-like
+spans it decided to keep, evidence ``keep-*``), they go to the stage (empty lists otherwise).
+
+Session memory follows the model's ruling (``middleware/detection/evidence.py``): doubtful names
+it confirmed, and names only it found, become confirmed people (later mentions are certain);
+doubtful names it rejected are forgotten as people and remembered as kept. A detector with
+``learn(memory, text, spans)`` is taught the model's own finds through it instead.
 """
 
 from __future__ import annotations
@@ -42,8 +46,10 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 CONTEXT_KEY = "llm_context"
-#: strength given to names only the model found when teaching the session memory
+#: strength given to names only the model found when teaching a memory that is not a SessionMemory
 LEARN_STRENGTH = 0.8
+#: strength of a name the model confirmed (or found alone): a confirmed person, certain from now on
+CONFIRM_STRENGTH = 1.0
 
 
 def _output(p: "Pipeline", turn: InputTurn, state: "SessionState", spans: list[Span], mode: str, degraded: bool) -> OutputTurn:
@@ -61,6 +67,27 @@ def _candidates(p: "Pipeline", turn: InputTurn, ctx: TurnContext, state: "Sessio
         return []
 
 
+def _kept(p: "Pipeline", turn: InputTurn, ctx: TurnContext, state: "SessionState") -> list[Span]:
+    fn = getattr(p.detector, "kept", None)
+    if not callable(fn):
+        return []
+    try:
+        return [s for s in fn(turn.text, ctx, state.detect_memory) if s.label in p.labels]
+    except Exception as exc:  # a detector hook must not take the turn down
+        log.warning("detector kept hook failed: %s", type(exc).__name__)
+        return []
+
+
+def apply_ruling(p: "Pipeline", state: "SessionState", text: str, outcome: "LLMOutcome") -> int:
+    """The session memory follows the model's ruling on this turn (see the module docstring)."""
+    from ..detection import evidence
+
+    mem = state.detect_memory
+    n = evidence.confirm(mem, text, outcome.confirmed, CONFIRM_STRENGTH)
+    n += evidence.reject(mem, text, outcome.rejected)
+    return n + teach(p, state, text, outcome.learned)
+
+
 def teach(p: "Pipeline", state: "SessionState", text: str, learned: list[Span]) -> int:
     if not learned:
         return 0
@@ -69,10 +96,14 @@ def teach(p: "Pipeline", state: "SessionState", text: str, learned: list[Span]) 
     if callable(fn):
         fn(mem, text, learned)
         return len(learned)
-    add = getattr(mem, "add_person", None)
+    from ..detection import evidence
+
+    n = evidence.confirm(mem, text, learned, CONFIRM_STRENGTH)
+    if n or not learned:
+        return n
+    add = getattr(mem, "add_person", None)  # another detector's memory
     if not callable(add):
         return 0
-    n = 0
     for s in learned:
         if s.label == "NAME":
             add(text[s.start : s.end], LEARN_STRENGTH)
@@ -119,22 +150,24 @@ async def process_with_llm(p: "Pipeline", turn: InputTurn) -> "TurnResult":
     ctx = TurnContext(role=turn.role, session_id=turn.session_id, turn_index=turn_index, metadata=dict(turn.metadata or {}))
     fast = p.detect(turn, state)
     cands = _candidates(p, turn, ctx, state)
+    keeps = _kept(p, turn, ctx, state)
     context = _context(state)
     t1 = time.perf_counter()
     timings = {"fast_pass": (t1 - t0) * 1e3}
 
     if s.llm.policy == "wait":
-        outcome = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=s.llm.latency_budget_ms / 1000.0, keep=_keep(state, p.settings))
+        outcome = await stage.refine(turn.text, ctx, fast, cands, context, budget_s=s.llm.latency_budget_ms / 1000.0,
+                                     keep=_keep(state, p.settings), keeps=keeps)
         t2 = time.perf_counter()
         _llm_timings(timings, outcome)
-        teach(p, state, turn.text, outcome.learned)
+        apply_ruling(p, state, turn.text, outcome)
         deid, logs = _emit(p, turn, state, outcome.spans, outcome.degraded, turn_index, timings, t2, t0)
         return TurnResult(deid=deid, logs=logs, spans=outcome.spans, timings_ms=timings, degraded=outcome.degraded, llm=outcome)
 
     # async-refine: answer now with the fast pass, refine the logs version in the background
     deid, logs = _emit(p, turn, state, fast, False, turn_index, timings, t1, t0)
     prev = p._refine_tail.get(turn.session_id)
-    task = asyncio.ensure_future(_refine_later(p, turn, state, ctx, fast, cands, context, prev, turn_index, t0))
+    task = asyncio.ensure_future(_refine_later(p, turn, state, ctx, fast, cands, keeps, context, prev, turn_index, t0))
     sid = turn.session_id
     p._refine_tail[sid] = task
 
@@ -178,6 +211,7 @@ async def _refine_later(
     ctx: TurnContext,
     fast: list[Span],
     cands: list[Span],
+    keeps: list[Span],
     context: list[tuple[str, str]],
     prev: asyncio.Future | None,
     turn_index: int,
@@ -186,18 +220,19 @@ async def _refine_later(
     stage = p.llm
     try:
         outcome: Any = await stage.refine(
-            turn.text, ctx, fast, cands, context, budget_s=p.settings.llm.async_budget_ms / 1000.0, keep=_keep(state, p.settings)
+            turn.text, ctx, fast, cands, context, budget_s=p.settings.llm.async_budget_ms / 1000.0, keep=_keep(state, p.settings),
+            keeps=keeps,
         )
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # refine never raises for model trouble; this is a bug guard
         log.warning("llm refinement failed: %s", type(exc).__name__)
-        outcome = stage.fail_closed(fast, cands, "error")
+        outcome = stage.fail_closed(fast, cands, "error", keeps=keeps)
     if prev is not None and not prev.done():
         await asyncio.wait({prev})  # the session's logs stay in turn order
     t1 = time.perf_counter()
     out = _output(p, turn, state, outcome.spans, p.settings.output.logs_mode, outcome.degraded)
-    teach(p, state, turn.text, outcome.learned)
+    apply_ruling(p, state, turn.text, outcome)
     _upgrade_context(state, turn_index, out.text)
     state.dirty = True
     timings: dict[str, float] = {}
