@@ -1,6 +1,7 @@
 """plainsight's local detection cascade.
 
-1. Pattern recognizers (emails, phones, URLs, addresses, ... from ``patterns.py``): cheap regexes.
+1. Pattern recognizers (emails, phones, URLs, addresses, ... one per module in ``recognizers/``) and
+   those added by configuration, from the registry (``registry.py``): cheap regexes.
 2. Names (``names.py``): chat cues, session memory and keep rules decide what they are sure of; a
    small learned reviewer (``namemodel.py``, logistic regression over lexicon and context features)
    decides the remaining candidates. Dictionary look-ups only: ~0.1 ms for a typical turn.
