@@ -39,7 +39,7 @@ DOUBTFUL = "doubtful"
 #: NAME evidence the model never overrules.
 CERTAIN_EVIDENCE = frozenset({"intro", "answer", "memory", "bounded", "role", "speaker", "contact"})
 #: NAME evidence the model rules on.
-DOUBTFUL_EVIDENCE = frozenset({"direct", "model", "rules", "title", "context", "ner", "lexicon", "llm"})
+DOUBTFUL_EVIDENCE = frozenset({"direct", "named", "model", "rules", "title", "context", "ner", "lexicon", "llm"})
 #: Keeps (name-like words the fast pass left in the clear) the metadata settles: never sent.
 CERTAIN_KEEPS = frozenset({"keep-problem"})
 #: Span sources whose spans are certain whatever their evidence (the speaker field).
