@@ -87,7 +87,9 @@ async def _read(consumer, tps: list[TopicPartition], ends: dict[TopicPartition, 
 
 
 async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run: bool = False,
-                       timeout: float = 300.0) -> RotationReport:
+                       timeout: float = 300.0, on_snapshot=None) -> RotationReport:
+    """Re-seal the state topic under ``cipher.active_key_id``; see the module docstring.
+    ``on_snapshot`` (tests): an async callable awaited between the snapshot and the rewrites."""
     t0 = time.perf_counter()
     topic = settings.topics.state
     rep = RotationReport(topic=topic, active_key_id=cipher.active_key_id, dry_run=dry_run)
@@ -139,6 +141,8 @@ async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run
         if dry_run or not rewrites:
             return rep
 
+        if on_snapshot is not None:
+            await on_snapshot()
         producer = make_producer(settings, bootstrap)
         await producer.start()
         headers = [(WRITER_HEADER, ROTATE_WRITER)]

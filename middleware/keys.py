@@ -160,6 +160,7 @@ def write_secret_file(path: str | os.PathLike[str], content: str) -> None:
     """Create ``path`` with mode 0600; refuse to overwrite an existing file."""
     p = Path(path).expanduser()
     try:
+        p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise SecretsError(f"{p} exists; not overwriting it") from None

@@ -20,10 +20,12 @@ With a refiner, per ``llm.policy``:
 
 Sliding context: the session keeps its last ``llm.context_turns`` *logs* outputs (already
 de-identified; in async-refine the entry is upgraded to the refined text when it is ready) in
-``SessionState.llm_context``. Nothing raw is kept. Candidates come from
-``Detector.candidates``; spans only the refiner found teach the session memory through
-``Detector.learn``; with ``llm.gate_trust_keep`` the memory's keep decisions
-(``Detector.keep_test``) don't send a turn to the model by themselves.
+``SessionState.llm_context``. Nothing raw is kept. Candidates (doubtful spans the fast pass
+would not mask) come from ``Detector.candidates`` and keeps (name-like spans it decided to keep)
+from ``Detector.kept``; the session memory follows the refiner's ruling on doubtful spans
+(``Detector.follow_ruling``: confirmed names become people, rejected ones are forgotten) and
+learns what only the refiner found (``Detector.learn``); with ``llm.gate_trust_keep`` the
+memory's keep decisions (``Detector.keep_test``) don't send a turn to the model by themselves.
 """
 
 from __future__ import annotations
@@ -245,7 +247,8 @@ class Pipeline:
         turn_index = state.turns
         ctx = self._context(turn, state)
         fast = self.detect(turn, state, ctx)
-        cands = self._candidates(turn, ctx, state)
+        cands = self._hook(self.detector.candidates, turn, ctx, state)
+        keeps = self._hook(self.detector.kept, turn, ctx, state)
         context = [(r, t) for _, r, t in state.llm_context]
         t1 = time.perf_counter()
         timings = {"fast_pass": (t1 - t0) * 1e3}
@@ -254,10 +257,10 @@ class Pipeline:
 
         if llm_s.policy == "wait":
             outcome = await self.llm.refine(turn.text, ctx, fast, cands, context,
-                                            budget_s=llm_s.latency_budget_ms / 1000.0, keep=keep)
+                                            budget_s=llm_s.latency_budget_ms / 1000.0, keep=keep, keeps=keeps)
             t2 = time.perf_counter()
             _llm_timings(timings, outcome)
-            self.detector.learn(state.detect_memory, turn.text, outcome.learned)
+            self._follow(state, turn.text, outcome)
             deid, logs = self._finish(turn, state, outcome.spans, outcome.degraded, timings, t2, t0, remember=True)
             return TurnResult(deid=deid, logs=logs, spans=outcome.spans, timings_ms=timings,
                               degraded=outcome.degraded, llm=outcome)
@@ -266,7 +269,8 @@ class Pipeline:
         deid, logs = self._finish(turn, state, fast, False, timings, t1, t0, remember=True)
         sid = turn.session_id
         prev = self._refine_tail.get(sid)
-        task = asyncio.ensure_future(self._refine_later(turn, state, ctx, fast, cands, context, keep, prev, turn_index, t0))
+        task = asyncio.ensure_future(self._refine_later(turn, state, ctx, fast, cands, keeps, context, keep, prev,
+                                                        turn_index, t0))
         self._refine_tail[sid] = task
 
         def _clear(t: asyncio.Future, sid: str = sid) -> None:
@@ -286,12 +290,18 @@ class Pipeline:
         deid, logs = self._finish(turn, state, spans, False, timings, t1, t0)
         return TurnResult(deid=deid, logs=logs, spans=spans, timings_ms=timings)
 
-    def _candidates(self, turn: InputTurn, ctx: TurnContext, state: SessionState) -> list[Span]:
+    def _hook(self, hook, turn: InputTurn, ctx: TurnContext, state: SessionState) -> list[Span]:
+        """``Detector.candidates`` / ``Detector.kept`` for the turn just detected (configured labels)."""
         try:
-            return [s for s in self.detector.candidates(turn.text, ctx, state.detect_memory) if s.label in self.labels]
+            return [s for s in hook(turn.text, ctx, state.detect_memory) if s.label in self.labels]
         except Exception as exc:  # a detector hook must not take the turn down
-            log.warning("detector candidates hook failed: %s", type(exc).__name__)
+            log.warning("detector %s hook failed: %s", hook.__name__, type(exc).__name__)
             return []
+
+    def _follow(self, state: SessionState, text: str, outcome: Refinement) -> None:
+        """The session memory follows the refiner's ruling, then learns what only it found."""
+        self.detector.follow_ruling(state.detect_memory, text, outcome.confirmed, outcome.rejected)
+        self.detector.learn(state.detect_memory, text, outcome.learned)
 
     def _finish(self, turn: InputTurn, state: SessionState, spans: list[Span], degraded: bool,
                 timings: dict[str, float], t_from: float, t0: float,
@@ -326,23 +336,24 @@ class Pipeline:
         return True
 
     async def _refine_later(self, turn: InputTurn, state: SessionState, ctx: TurnContext, fast: list[Span],
-                            cands: list[Span], context: list[tuple[str, str]], keep, prev: asyncio.Future | None,
+                            cands: list[Span], keeps: list[Span], context: list[tuple[str, str]], keep,
+                            prev: asyncio.Future | None,
                             turn_index: int, t0: float) -> OutputTurn:
         refiner = self.llm
         assert refiner is not None
         try:
             outcome = await refiner.refine(turn.text, ctx, fast, cands, context,
-                                           budget_s=self.settings.llm.async_budget_ms / 1000.0, keep=keep)
+                                           budget_s=self.settings.llm.async_budget_ms / 1000.0, keep=keep, keeps=keeps)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # refine never raises for model trouble; this is a bug guard
             log.warning("llm refinement failed: %s", type(exc).__name__)
-            outcome = refiner.fail_closed(fast, cands, "error")
+            outcome = refiner.fail_closed(fast, cands, "error", keeps=keeps)
         if prev is not None and not prev.done():
             await asyncio.wait({prev})  # the session's logs stay in turn order
         t1 = time.perf_counter()
         out = self.render(turn, state, outcome.spans, self.settings.output.logs_mode, outcome.degraded)
-        self.detector.learn(state.detect_memory, turn.text, outcome.learned)
+        self._follow(state, turn.text, outcome)
         for entry in state.llm_context:  # upgrade the context entry to the refined text
             if entry[0] == turn_index:
                 entry[2] = out.text

@@ -27,6 +27,9 @@ class Refinement(Protocol):
     timings: dict[str, float]
     #: spans the refiner found alone (not the fast pass), to teach the detector's session memory
     learned: list[Span]
+    #: doubtful fast-pass spans the refiner confirmed (they stay masked) / rejected (unmasked)
+    confirmed: list[Span]
+    rejected: list[Span]
 
 
 class Refiner(Protocol):
@@ -44,12 +47,15 @@ class Refiner(Protocol):
         *,
         budget_s: float | None = None,
         keep: Callable[[str], bool] | None = None,
+        keeps: Sequence[Span] = (),
     ) -> Refinement:
-        """Never raises for model trouble: a failure comes back degraded (fail closed)."""
+        """Never raises for model trouble: a failure comes back degraded (fail closed). ``keeps``:
+        name-like spans the fast pass decided to keep, for the refiner to rule on."""
         ...
 
-    def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str) -> Refinement:
-        """Fast spans plus every candidate, degraded (used when refining itself broke)."""
+    def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str, *,
+                    keeps: Sequence[Span] = ()) -> Refinement:
+        """Fast spans plus every candidate (and doubtful keep), degraded (when refining itself broke)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -49,7 +49,24 @@ def _split_cc(digits: str, layout_first_group: str) -> str:
     return digits[:3]
 
 
+_DIGIT_WORD = {"zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+               "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_DIGIT_WORD_RX = re.compile(r"(?i)(?<![^\W\d_])(?:zero|oh|o|one|two|three|four|five|six|seven|eight|nine)(?![^\W\d_])")
+
+
+def spelled_layout(value: str) -> str | None:
+    """A phone number written in words ("six one seven, five five five, ...") as the same layout
+    with one digit per word ("6 1 7, 5 5 5, ..."); None when the value holds digits or no words."""
+    if any(c.isdigit() for c in value):
+        return None
+    words = list(_DIGIT_WORD_RX.finditer(value))
+    if len(words) < 3:
+        return None
+    return _DIGIT_WORD_RX.sub(lambda m: _DIGIT_WORD[m.group().casefold()], value)
+
+
 def parse_phone(value: str) -> PhoneParts:
+    value = spelled_layout(value) or value
     p = PhoneParts()
     m = _EXT.search(value)
     if m and len([c for c in value[: m.start()] if c.isdigit()]) >= 6:

@@ -32,6 +32,22 @@ def _data_dir() -> Path:
     return Path(env) if env else Path("/work/shared/data/dev")
 
 
+def _compat() -> None:
+    """Main mid-flight: a caller passing ``keeps=`` to a NameFinder that does not take it yet.
+    Applied the same way to both sides of a comparison."""
+    import inspect
+
+    from middleware.detection import names
+
+    if "keeps" not in inspect.signature(names.NameFinder.find).parameters:
+        orig = names.NameFinder.find
+
+        def find(self, *a, keeps=None, **kw):
+            return orig(self, *a, **kw)
+
+        names.NameFinder.find = find
+
+
 def _build(settings):
     try:  # after the architecture refactor: the composition root injects the replacer
         from surrogate.pipeline import build_pipeline
@@ -50,6 +66,7 @@ async def _run(every: int, limit: int | None) -> list[str]:
     from middleware.config import Settings
     from middleware.schemas import InputTurn
 
+    _compat()
     lines: list[str] = []
     configs = [("surrogate", "surrogate"), ("tag", "redact")]
     files = sorted(_data_dir().glob("*.jsonl"))

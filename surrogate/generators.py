@@ -33,7 +33,15 @@ import threading
 import unicodedata
 from functools import lru_cache
 
-from middleware.values import PhoneParts, luhn_ok, parse_phone, split_url, url_core  # noqa: F401  (re-exported)
+from middleware.values import (  # noqa: F401  (re-exported: value parsing is shared with detection)
+    _DIGIT_WORD_RX,
+    PhoneParts,
+    luhn_ok,
+    parse_phone,
+    spelled_layout,
+    split_url,
+    url_core,
+)
 
 from .keyed import KeyedRandom
 
@@ -53,7 +61,8 @@ def value_norm(label: str, value: str) -> str:
     """The identity of a non-name value: two mentions with the same norm get the same surrogate."""
     v = value.strip()
     if label == "EMAIL":
-        return v.casefold()
+        style = email_style(v)
+        return (style.plain if style is not None else v).casefold()
     if label == "PHONE":
         p = parse_phone(v)
         return p.nsn + ("x" + p.ext if p.ext else "")
@@ -71,8 +80,101 @@ def surrogate_norm(label: str, surrogate: str, aux: str = "") -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# EMAIL written to dodge filters ("maria dot lopez at gmail dot com", "maria(at)gmail.com",
+# "m a r i a @ g m a i l . c o m"): the surrogate is written the same way
+# ---------------------------------------------------------------------------------------------
+
+_OBF_AT = re.compile(r"(?i)\s*[\[\(\{<]\s*at\s*[\]\)\}>]\s*|\s+at\s+|\s+@\s+")
+_OBF_SEP = re.compile(r"(?i)\s*[\[\(\{<]\s*(dot|underscore|dash)\s*[\]\)\}>]\s*|\s+(dot|underscore|dash)\s+")
+_SEP_CHAR = {"dot": ".", "underscore": "_", "dash": "-"}
+
+
+class EmailStyle:
+    """How an obfuscated address is written: the plain address it stands for, and the strings
+    it uses for "@" and for each separator, in the local part and in the domain."""
+
+    __slots__ = ("plain", "at", "local_seps", "domain_dot", "spaced")
+
+    def __init__(self, plain: str, at: str, local_seps: dict[str, str], domain_dot: str, spaced: bool) -> None:
+        self.plain, self.at, self.local_seps, self.domain_dot, self.spaced = plain, at, local_seps, domain_dot, spaced
+
+    def render(self, plain: str) -> str:
+        """``plain`` (a surrogate address) written in this style."""
+        if self.spaced:
+            return " ".join(plain)
+        local, _, domain = plain.rpartition("@")
+        spelled = any(len(v) > 1 for v in self.local_seps.values()) or len(self.domain_dot) > 1
+        out = []
+        for ch in local:
+            if ch in "._-":
+                name = {".": "dot", "_": "underscore", "-": "dash"}[ch]
+                sep = self.local_seps.get(ch)
+                if sep is None:
+                    sep = (" " + name + " ") if spelled else ch
+                out.append(sep)
+            else:
+                out.append(ch)
+        return "".join(out) + self.at + domain.replace(".", self.domain_dot)
+
+
+def email_style(value: str) -> EmailStyle | None:
+    """The style of an obfuscated e-mail address, or None for a plain one (or not an address)."""
+    v = value.strip()
+    if re.fullmatch(r"(?:\S ){4,}\S", v) and "@" in v:
+        return EmailStyle(v.replace(" ", ""), "@", {}, ".", True)
+    ats = list(_OBF_AT.finditer(v))
+    if not ats:
+        return None
+    at = ats[-1]
+    local_raw, domain_raw = v[: at.start()], v[at.end() :]
+    if not local_raw or not domain_raw:
+        return None
+    local_seps: dict[str, str] = {}
+
+    def sub_local(m: re.Match) -> str:
+        ch = _SEP_CHAR[(m.group(1) or m.group(2)).casefold()]
+        local_seps.setdefault(ch, m.group())
+        return ch
+
+    local = _OBF_SEP.sub(sub_local, local_raw)
+    domain_dot = "."
+    for m in _OBF_SEP.finditer(domain_raw):
+        if (m.group(1) or m.group(2)).casefold() == "dot":
+            domain_dot = m.group()
+            break
+    domain = _OBF_SEP.sub(lambda m: _SEP_CHAR[(m.group(1) or m.group(2)).casefold()], domain_raw)
+    if " " in local.strip() or " " in domain.strip() or "." not in domain:
+        return None
+    return EmailStyle(f"{local}@{domain}", at.group(), local_seps, domain_dot, False)
+
+
+# ---------------------------------------------------------------------------------------------
 # PHONE
 # ---------------------------------------------------------------------------------------------
+
+_WORD_OF = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def _respell(mention: str, rendered_layout: str) -> str:
+    """Digits of ``rendered_layout`` written back as words in the places (and case) of the words of
+    ``mention``; zero is "oh" when the mention says "oh"."""
+    digits = iter([c for c in rendered_layout if c.isdigit()])
+    zero = "zero"
+    for m in _DIGIT_WORD_RX.finditer(mention):
+        if m.group().casefold() in ("oh", "o"):
+            zero = "oh"
+            break
+
+    def word(m: re.Match) -> str:
+        d = int(next(digits))
+        w = zero if d == 0 else _WORD_OF[d]
+        orig = m.group()
+        if orig.isupper() and len(orig) > 1:
+            return w.upper()
+        return w.capitalize() if orig[:1].isupper() else w
+
+    return _DIGIT_WORD_RX.sub(word, mention)
+
 
 #: NANP area codes used for surrogates (common, valid NPAs; the 555-01XX line is what's fictitious).
 _NANP_NPA = ("201", "202", "212", "213", "305", "310", "312", "404", "415", "469", "503", "512", "602",
@@ -129,6 +231,8 @@ def render_phone(mention: str, nsn: str, ext: str) -> str | None:
         return None
     main = _pour(p.main, p.intl + p.cc + p.trunk + nsn)
     ext_text = _pour(p.ext_text, ext) if p.ext_text else ""
+    if spelled_layout(mention) is not None:  # written in words: the surrogate too
+        return _respell(mention, main + ext_text)
     return main + ext_text
 
 
@@ -416,28 +520,153 @@ UNIT_WORDS = frozenset(
 
 
 def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
+    """An address in the shape of the original: the same parts in the same order (street line
+    with its number before or after the street name, unit, city, state, postcode, country), in the
+    locale the original looks like (street words, postcode format, country name). A country name
+    is kept (it identifies no one); numbers keep their length. Lines are kept as they are: a
+    one-line original gets a one-line surrogate (no newline is ever inserted into a chat turn)."""
     v = value.strip()
     alpha_tokens = [t for t in re.findall(r"[^\W\d_]+", v)]
     if all(_fold(t) in UNIT_WORDS for t in alpha_tokens) and any(c.isdigit() for c in v):
         # "33963", "Suite 377", "PO Box 12": keep the shape, new digits.
         out = "".join(rng.digit() if c.isdigit() else c for c in value)
         return out, ""
-    multiline = "\n" in v
+    locale = address_locale(v)
     with _FAKER_LOCK:
-        fake = _faker(address_locale(v))
+        fake = _faker(locale)
         fake.seed_instance(rng.seed_int())
-        if multiline or v.count(",") >= 2:
-            addr = "\n".join(line.strip() for line in fake.address().splitlines())
-            out = addr if multiline else _one_line(addr)
-        elif "," in v:
-            out = f"{fake.street_address()}, {fake.city()}"
+        if _MILITARY_ADDR.search(v):
+            out = _one_line(fake.address()) if "\n" not in v else fake.address()
         else:
-            out = fake.street_address()
-    out = " ".join(out.split(" ")).strip()
+            street_done = False
+            lines = []
+            for line in v.split("\n"):
+                parts = []
+                for part in line.split(","):
+                    new, was_street = _address_part(part, fake, rng, street_done)
+                    street_done = street_done or was_street
+                    parts.append(new)
+                lines.append(",".join(parts))
+            out = "\n".join(lines)
     # keep surrounding whitespace of the span
     lead = value[: len(value) - len(value.lstrip())]
     trail = value[len(value.rstrip()) :]
     return lead + out + trail, ""
+
+
+_MILITARY_ADDR = re.compile(r"(?i)\b(?:psc|cmr|usns|usnv|uscgc|uss)\b|\b[adf]po\s+a[aep]\b")
+_COUNTRIES = re.compile(
+    r"(?i)^(?:united kingdom|uk|great britain|england|scotland|wales|northern ireland|usa|u\.s\.a\.|us|"
+    r"united states(?: of america)?|canada|australia|new zealand|ireland|india|germany|deutschland|austria|"
+    r"österreich|switzerland|schweiz|suisse|france|belgium|belgique|belgië|italy|italia|spain|españa|mexico|"
+    r"méxico|brazil|brasil|portugal|netherlands|nederland|sweden|sverige|norway|norge|denmark|danmark|finland|"
+    r"suomi|hungary|magyarország|poland|polska|czech republic|czechia|česko|uruguay|argentina|chile|colombia|"
+    r"peru|estonia|eesti|latvia|lithuania|greece|turkey|türkiye|japan|china|korea|south africa|nigeria|kenya)$"
+)
+_UNIT_TAIL = re.compile(
+    r"(?i)(?:\s*\b(?:apt\.?|apartment|suite|ste\.?|unit|flat|fl\.?|floor|room|rm\.?|bldg\.?|building|piso|puerta|"
+    r"etg\.?|étage|#)\s*#?[A-Za-z]?\d{1,5}[A-Za-z]?\b)+$"
+)
+_POSTCODE = re.compile(
+    r"\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|\b[A-Z]\d[A-Z] ?\d[A-Z]\d\b|\b\d{4,6}(?:-\d{4})?\b|\b\d{2}-\d{3}\b|\b\d{3} \d{2}\b"
+)
+_STATE_ABBR = re.compile(rf"\b(?:{_US_STATE})\b")
+_STREET_WORDS = re.compile(
+    r"(?i)\b(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl|terrace|close|"
+    r"crescent|square|highway|hwy|parkway|via|viale|piazza|corso|rue|avenida|calle|carrer|camino|paseo|plaza|rua|"
+    r"travessa|ul|ulica|aleja)\b\.?|(?:stra(?:ss|ß)e|str\.|weg|gasse|straat|laan|gatan|vägen|vej|veien|katu|tie|utca)\b"
+)
+
+
+def _digits_like(s: str, rng: KeyedRandom) -> str:
+    """New digits in place of the old ones (a leading digit stays non-zero)."""
+    out = []
+    for i, c in enumerate(s):
+        if c.isdigit():
+            d = rng.digit()
+            if (i == 0 or not s[i - 1].isdigit()) and c != "0" and d == "0":
+                d = str(1 + rng.below(9))
+            out.append(d)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _fake_one(fake, what: str, fallback: str = "city") -> str:
+    f = getattr(fake, what, None) or getattr(fake, fallback)
+    return _one_line(str(f()))
+
+
+def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool) -> tuple[str, bool]:
+    """One comma-separated part of an address line → (surrogate part, was it the street line)."""
+    core = part.strip()
+    lead = part[: len(part) - len(part.lstrip())]
+    trail = part[len(part.rstrip()) :]
+    if not core:
+        return part, False
+    if _COUNTRIES.match(core):
+        return part, False  # the country stays
+    if any(c.isdigit() for c in core) and all(_fold(t) in UNIT_WORDS for t in re.findall(r"[^\W\d_]+", core)):
+        return lead + _digits_like(core, rng) + trail, False  # "Suite 501", "P.O. Box 287"
+    m = re.match(r"^(.*?[^\W\d_].*?)\s+(\d{4,6})$", core)
+    if m and _COUNTRIES.match(m.group(1)):  # "Uruguay 64677"
+        return lead + m.group(1) + " " + _digits_like(m.group(2), rng) + trail, False
+    unit = _UNIT_TAIL.search(core)
+    unit_text = ""
+    if unit and unit.start() > 0:
+        unit_text = unit.group()
+        core = core[: unit.start()]
+        unit_text = re.sub(r"\d+", lambda d: _digits_like(d.group(), rng), unit_text)
+    has_digit = any(c.isdigit() for c in core)
+    letters = re.sub(r"[\d\W_]+", "", core)
+    is_street = not street_done and bool(letters) and (
+        bool(_STREET_WORDS.search(core)) or (has_digit and not _POSTCODE.fullmatch(core.strip())
+                                             and not _postcode_city(core))
+    )
+    if is_street:
+        lead_num = re.match(r"^(\d+[A-Za-z]?(?:[-/]\d+[A-Za-z]?)?)\s+", core)
+        tail_num = re.search(r"\s+(\d+[A-Za-z]?(?:[-/]\d+[A-Za-z]?)?)\.?$", core)
+        name = _fake_one(fake, "street_name", "street_address")
+        name = re.sub(r"^\d+\s+|\s+\d+$", "", name)  # a street name, without a number of its own
+        new = name
+        if lead_num:
+            new = _digits_like(lead_num.group(1), rng) + " " + new
+        if tail_num and (not lead_num or tail_num.start() > lead_num.end()):
+            new = new + " " + _digits_like(tail_num.group(1), rng)
+        return lead + new + unit_text + trail, True
+    if unit_text and not letters:
+        return lead + _digits_like(core, rng) + unit_text + trail, False
+    # city / state / postcode: each piece in its place
+    pieces: list[str] = []
+    pos = 0
+    city_done = False
+    for mm in _LOCALITY_PIECE.finditer(core):
+        pieces.append(core[pos : mm.start()])
+        tok = mm.group()
+        if _STATE_ABBR.fullmatch(tok) and hasattr(fake, "state_abbr"):
+            pieces.append(str(fake.state_abbr()))
+        elif any(c.isdigit() for c in tok):
+            pc = _fake_one(fake, "postcode") if hasattr(fake, "postcode") else _digits_like(tok, rng)
+            pieces.append(pc if any(c.isdigit() for c in pc) else _digits_like(tok, rng))
+        elif not city_done:
+            pieces.append(_fake_one(fake, "city"))
+            city_done = True
+        else:
+            pieces.append(_fake_one(fake, "city"))
+        pos = mm.end()
+    pieces.append(_digits_like(core[pos:], rng))
+    return lead + "".join(pieces) + unit_text + trail, False
+
+
+_WORD_ONLY = r"[^\W\d_](?:[^\W\d_]|['’.()-])*(?!\w)"
+_LOCALITY_PIECE = re.compile(rf"{_POSTCODE.pattern}|{_STATE_ABBR.pattern}|{_WORD_ONLY}(?:[ \t]+{_WORD_ONLY})*")
+
+
+def _postcode_city(core: str) -> bool:
+    """"10789 Berlin", "London NW1 6XE", "IL 62704": a locality with its postcode, not a street."""
+    rest = _POSTCODE.sub("", core)
+    rest = _STATE_ABBR.sub("", rest)
+    return bool(_POSTCODE.search(core)) and not any(c.isdigit() for c in rest)
 
 
 def gen_location(value: str, rng: KeyedRandom) -> tuple[str, str]:

@@ -586,10 +586,32 @@ class SurrogateReplacer:
         return new
 
     def _gen_email(self, value: str, rng: KeyedRandom, state: SessionMapping, pending: dict) -> tuple[str, str]:
+        style = G.email_style(value)
+        if style is not None:  # "jayden dot brooks at gmail dot com" -> "<name> dot <surname> at gmail dot com"
+            plain, _ = self._gen_email(style.plain, rng, state, pending)
+            lead = value[: len(value) - len(value.lstrip())]
+            return lead + style.render(plain) + value[len(value.rstrip()) :], plain
         local, at, domain = value.strip().rpartition("@")
         if not at or not local:
             return self._handle(value, state, rng, pending), ""
-        return f"{self._handle(local, state, rng, pending)}@{self._domain(domain, state, pending)}", ""
+        return f"{self._name_local(local, state, pending) or self._handle(local, state, rng, pending)}@" \
+               f"{self._domain(domain, state, pending)}", ""
+
+    def _name_local(self, local: str, state: SessionMapping, pending: dict) -> str | None:
+        """"jayden.brooks", "Maria_Lopez": a local part that is a person's names joined by separators
+        becomes that person's surrogate names joined the same way (the same person as in the chat)."""
+        pieces = re.split(r"([._-]+)", local)
+        names, seps = pieces[::2], pieces[1::2]
+        if len(names) < 2 or len(names) > 3:
+            return None
+        common = common_words()
+        for n in names:
+            if not re.fullmatch(r"[^\W\d_]{2,}", n) or fold(n) in common or not self.tables.known(n):
+                return None
+        sur = self._map_name(" ".join(names), state, pending, "").split()
+        if len(sur) != len(names):
+            return None
+        return "".join(a + b for a, b in zip(sur, [*seps, ""]))
 
     def _gen_username(self, value: str, rng: KeyedRandom, state: SessionMapping, pending: dict) -> tuple[str, str]:
         lead = "@" if value.startswith("@") else ""
@@ -718,6 +740,10 @@ def _render_value(label: str, mention: str, e: ValueEntry) -> str:
             core = apply_case(mention.lstrip("@"), core)
         out = ("@" if mention.startswith("@") else "") + core
     elif label == "EMAIL":
+        style = G.email_style(mention)
+        plain = e.aux or (e.surrogate if G.email_style(e.surrogate) is None else "")
+        if plain:  # the same address written another way ("maria dot lopez at ..." / "maria.lopez@...")
+            out = style.render(plain) if style is not None else plain
         if case_pattern(mention) in ("lower", "upper"):
-            out = apply_case(mention, e.surrogate)
+            out = apply_case(mention, out if out is not None else e.surrogate)
     return out if out is not None else e.surrogate

@@ -129,6 +129,8 @@ def _value_patterns(label: str, e: ValueEntry) -> list[tuple[str, int, str | Non
         for d, r, layout in ((sur_digits, real_digits, e.surrogate), (sur_nsn, real_nsn, None)):
             if len(d) >= 5 and len(d) == len(r):
                 pats.append((r"(?<![\d\w])" + _digits_pattern(d, layout) + r"(?!\d)", len(d) + 4, r))
+        if not sur_digits and e.surrogate.strip():  # a number written in words: the words as written
+            pats.append((r"(?<!\w)" + _flex(e.surrogate) + r"(?!\w)", len(e.surrogate), None))
         return pats
     if label == "URL":
         core = e.aux or e.surrogate

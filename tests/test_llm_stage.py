@@ -294,16 +294,17 @@ async def test_verifier_missing_verdict_counts_as_true_and_off_means_no_call(fak
     assert len(fake_llm.requests) == 1 and stage.stats.requests["verifier"] == 0
 
 
-async def test_verifier_all_can_drop_a_confident_span(fake_llm):
-    text = "Pythagoras was Greek, Ana."
-    fake_llm.gold = {"Ana": "NAME"}
+async def test_verifier_all_drops_doubtful_spans_never_certain_ones(fake_llm):
+    text = "Pythagoras was Greek, Ana. I'm Zed."
+    fake_llm.gold = {"Ana": "NAME"}  # the model says Zed is no name: a certain span stays anyway
     stage = make_stage(fake_llm.base_url, verifier="all", gate="all")
-    fast = [Span(0, 10, "NAME", "ner", 0.85)]
+    fast = [Span(0, 10, "NAME", "names", 0.85, "model"), Span(31, 34, "NAME", "names", 0.95, "intro")]
     try:
         out = await refine(stage, text=text, fast=fast)
     finally:
         await stage.aclose()
-    assert texts(text, out.spans) == [("Ana", "NAME")]
+    assert texts(text, out.spans) == [("Ana", "NAME"), ("Zed", "NAME")]
+    assert [(s.start, s.end) for s in out.rejected] == [(0, 10)]
 
 
 async def test_verifier_failure_keeps_candidates_masked(fake_llm):
@@ -333,7 +334,12 @@ GATE_CASES = [
     ("it is on hammarvägen 15", [], [], "address"),
     ("3 apples and 15 pears", [], [], None),
     ("hi Jake", [Span(3, 7, "NAME", "names", 0.95)], [], None),  # certain and covered
-    ("hi there", [], [Span(3, 8, "NAME", "names", 0.6)], "uncertain"),
+    ("hi there", [], [Span(3, 8, "NAME", "names", 0.6)], "candidate"),
+    # what the fast pass doubts goes to the model whatever its score; what it is sure of does not
+    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95, "model")], [], "doubtful"),
+    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95, "direct")], [], "doubtful"),
+    ("I'm Jake", [Span(4, 8, "NAME", "names", 0.95, "intro")], [], None),
+    ("ask Jake", [Span(4, 8, "NAME", "names", 0.95, "memory")], [], None),
 ]
 
 
@@ -349,7 +355,7 @@ async def test_gating_rules_and_counts(fake_llm):
     st = stage.stats
     n_sent = sum(1 for c in GATE_CASES if c[3])
     assert st.turns == len(GATE_CASES) and st.sent_total == n_sent and st.gated_total == len(GATE_CASES) - n_sent
-    assert st.sent["capitalised"] == 1 and st.sent["uncertain"] == 1
+    assert st.sent["capitalised"] == 1 and st.sent["candidate"] == 1 and st.sent["doubtful"] == 2
     assert len(fake_llm.requests) == n_sent  # gated turns never reach the model
     # confident keep decisions of the detector only count when trusted
     assert stage.gate("I asked Mr Okafor", [], [], keep=lambda t: t == "Okafor") is None

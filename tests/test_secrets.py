@@ -19,7 +19,7 @@ import urllib.request
 import pytest
 import yaml
 
-from consumers.leak_scan import ValueSet, scan
+from benchmarks.leak_scan import ValueSet, scan
 from consumers.worker import Worker
 from middleware.config import Settings, load_settings
 from middleware.keys import (DEV_SECRET, SecretsError, new_key_b64, public_dev_key, require_worker_secrets,
@@ -414,3 +414,40 @@ async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
     dev_blob = next(m.value for m in state if m.key == b"rot-dev")
     with pytest.raises(StateCryptoError, match="public development key"):
         cipher_b.decrypt(dev_blob, "rot-dev")
+
+
+async def test_keys_rotate_never_sets_back_a_state_written_or_erased_during_the_rotation(make_settings):
+    """A worker writes a session, `forget` erases another, between the rotation's snapshot and its
+    rewrites: the newer record (re-sealed) and the tombstone end up last, not the rotated copy."""
+    from consumers.kafka import ensure_topics, make_producer
+    from consumers.rotate import rotate_state
+
+    key_a, key_b = new_key_b64(), new_key_b64()
+    s = make_settings(surrogate={"keys": {"A": key_a, "B": key_b}, "active_key_id": "B"})
+    await ensure_topics(s, s.kafka.bootstrap_servers)
+    ca = StateCipher.from_settings(make_settings(surrogate={"keys": {"A": key_a}, "active_key_id": "A"}))
+    cb = StateCipher.from_settings(s)
+    topic = s.topics.state
+    p = make_producer(s, s.kafka.bootstrap_servers)
+    await p.start()
+    try:
+        for sid in ("r1", "r2", "r3"):
+            await p.send_and_wait(topic, key=sid.encode(), value=ca.encrypt(f"old {sid}".encode(), sid),
+                                  headers=[("plainsight-writer", b"w-old")])
+
+        async def concurrent_writes():
+            await p.send_and_wait(topic, key=b"r1", value=ca.encrypt(b"newer r1", "r1"),
+                                  headers=[("plainsight-writer", b"w-live")])
+            await p.send_and_wait(topic, key=b"r2", value=None, headers=[("producer", b"plainsight-forget")])
+
+        rep = await rotate_state(s, s.kafka.bootstrap_servers, cb, on_snapshot=concurrent_writes)
+    finally:
+        await p.stop()
+    assert rep.resealed == 3 and rep.republished == 2, rep.to_dict()
+    recs = await read_topic(s, topic, 3 + 2 + 3 + 2, idle=0.3)
+    latest = {}
+    for m in recs:
+        latest[m.key] = m.value
+    assert cb.key_id_of(latest[b"r1"]) == "B" and cb.decrypt(latest[b"r1"], "r1") == b"newer r1"
+    assert latest[b"r2"] is None  # erased stays erased
+    assert cb.decrypt(latest[b"r3"], "r3") == b"old r3"

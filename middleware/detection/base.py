@@ -77,9 +77,19 @@ class Detector:
         refiner to review). None by default."""
         return []
 
+    def kept(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
+        """Name-like spans of the turn just detected that the detector decided to keep (evidence
+        ``keep-*``), for a refiner to rule on. None by default."""
+        return []
+
     def learn(self, memory: object, text: str, spans: list[Span]) -> int:
         """Teach the session memory spans found by a later stage alone (e.g. names only the LLM
         found); returns how many were taken. Nothing by default."""
+        return 0
+
+    def follow_ruling(self, memory: object, text: str, confirmed: list[Span], rejected: list[Span]) -> int:
+        """A later stage ruled on the turn's doubtful spans: ``confirmed`` stay masked, ``rejected``
+        were unmasked; the session memory follows. Returns how many memory entries changed."""
         return 0
 
     def keep_test(self, memory: object) -> Callable[[str], bool] | None:

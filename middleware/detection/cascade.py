@@ -1,6 +1,7 @@
 """plainsight's local detection cascade.
 
-1. Pattern recognizers (emails, phones, URLs, addresses, ... from ``patterns.py``): cheap regexes.
+1. Pattern recognizers (emails, phones, URLs, addresses, ... one per module in ``recognizers/``) and
+   those added by configuration, from the registry (``registry.py``): cheap regexes.
 2. Names (``names.py``): chat cues, session memory and keep rules decide what they are sure of; a
    small learned reviewer (``namemodel.py``, logistic regression over lexicon and context features)
    decides the remaining candidates. Dictionary look-ups only: ~0.1 ms for a typical turn.
@@ -19,7 +20,7 @@ import re
 from typing import Callable
 
 from .base import Detector, Span, TurnContext, resolve_overlaps
-from . import script_names
+from . import evidence, script_names
 from . import value_memory
 from .memory import SessionMemory
 from .name_recognizer import NameRecognizer
@@ -29,7 +30,9 @@ from .registry import BUILTIN_LABELS, RecognizerRegistry, builtin_recognizers
 
 _BOUND = re.compile(r"[.?!\n]")
 
-#: strength given to names only a later stage (the LLM) found, when teaching the session memory
+#: strength of a name the LLM confirmed (or found alone): a confirmed person, certain from now on
+CONFIRM_STRENGTH = 1.0
+#: strength given to names only the LLM found that ``evidence.confirm`` did not take
 LEARN_STRENGTH = 0.8
 
 
@@ -159,16 +162,24 @@ class Cascade(Detector):
         return [Span(a, b, "NAME", "name-model-doubt", 0.3) for a, b in memory.doubts if 0 <= a < b <= len(text)]
 
     def learn(self, memory: object, text: str, spans: list[Span]) -> int:
-        """Names a later stage (the LLM) found alone become people of the session, at strength
-        ``LEARN_STRENGTH`` (below a greeting's 1.0: they don't un-keep a kept character)."""
+        """Names a later stage (the LLM) found alone become confirmed people of the session
+        (``evidence.confirm``, strength ``CONFIRM_STRENGTH``: later mentions are certain); when none
+        is taken that way (only keeps among them), NAME spans are added at ``LEARN_STRENGTH``."""
         if not isinstance(memory, SessionMemory):
             return 0
-        n = 0
+        n = evidence.confirm(memory, text, spans, CONFIRM_STRENGTH)
+        if n or not spans:
+            return n
         for s in spans:
             if s.label == "NAME":
                 memory.add_person(text[s.start : s.end], LEARN_STRENGTH)
                 n += 1
         return n
+
+    def follow_ruling(self, memory: object, text: str, confirmed: list[Span], rejected: list[Span]) -> int:
+        """Doubtful names the model confirmed become confirmed people; those it rejected are
+        forgotten as people and remembered as kept (``middleware/detection/evidence.py``)."""
+        return evidence.confirm(memory, text, confirmed, CONFIRM_STRENGTH) + evidence.reject(memory, text, rejected)
 
     def keep_test(self, memory: object) -> Callable[[str], bool] | None:
         return memory.is_kept if isinstance(memory, SessionMemory) else None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..config import ConfigError
 from .name_recognizer import CONTAINER_LABELS
-from .recognizer import AnalyzeAdapter, Recognizer, ShapeSpec
+from .recognizer import Recognizer, ShapeSpec
 from .spec import DenyListSpec, PatternRecognizerSpec, PluginSpec, PresidioYamlSpec
 
 if TYPE_CHECKING:
@@ -40,32 +40,17 @@ EXTRA_SOURCES: tuple[str, ...] = ("names", "role", "llm", "verifier")
 NAMES = "names"
 
 
-def _builtin_classes() -> tuple[type, ...]:
-    from . import patterns
-    from .address import AddressRecognizer
+def _builtin_classes() -> tuple[type[Recognizer], ...]:
+    from .recognizers import BUILTIN
 
-    return (
-        patterns.EmailRecognizer,
-        patterns.ObfuscatedEmailRecognizer,
-        patterns.PhoneRecognizer,
-        patterns.SpelledPhoneRecognizer,
-        patterns.UrlRecognizer,
-        patterns.UsernameRecognizer,
-        patterns.IdNumberRecognizer,
-        AddressRecognizer,
-    )
+    return BUILTIN
 
 
 def builtin_recognizers(disabled: Iterable[str] = ()) -> list[Recognizer]:
-    """The built-in pattern recognizers, in fast-pass order (``disabled`` names left out)."""
+    """The built-in pattern recognizers (``middleware/detection/recognizers/``), in fast-pass
+    order, ``disabled`` names left out."""
     off = frozenset(disabled)
-    out: list[Recognizer] = []
-    for cls in _builtin_classes():
-        if cls.name in off:
-            continue
-        obj = cls()
-        out.append(obj if isinstance(obj, Recognizer) else AnalyzeAdapter(obj, cls.name, tuple(cls.labels)))
-    return out
+    return [cls() for cls in _builtin_classes() if cls.name not in off]
 
 
 def builtin_names() -> tuple[str, ...]:

@@ -2,8 +2,10 @@
 
 ``gate="uncertain"`` sends a turn only when the model could change the outcome:
 
-- ``uncertain``: the fast pass has low-confidence spans or candidates (score below
-  ``llm.uncertain_below``);
+- what the fast pass doubts (``middleware/detection/evidence.py``): ``doubtful`` — a span it masks
+  on doubtful evidence (learned reviewer, greeting of a name the session does not know yet, title,
+  context guess); ``candidate`` — a name it rejected without being sure; ``keep`` — a name-like
+  word it kept in the clear (public figure, story character) on doubtful evidence;
 - ``capitalised``: a capitalised word that is not sentence-initial and not covered by a span
   (a name the fast pass may have missed), or a name-lexicon hit not covered by a span;
 - ``cue``: a self-introduction or relation cue ("my name is", "call me", "my teacher ...")
@@ -24,6 +26,7 @@ import re
 from typing import Callable, Iterable, Sequence
 
 from ..detection.base import Span
+from ..detection.evidence import is_doubtful
 
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’-]*")
 _SENT_END = re.compile(r"[.!?:;\n\"“(]\s*$")
@@ -67,19 +70,25 @@ def gate_reason(
     threshold: float = 0.75,
     lexicon: Callable[[str], object] | None = None,
     keep: Callable[[str], bool] | None = None,
+    keeps: Sequence[Span] = (),
 ) -> str | None:
     """The reason the turn goes to the model, or None when it does not.
 
     ``keep(token)``: the detector's confident keep decisions (e.g. the session memory's story
     characters and public figures); such tokens are settled and don't call for the model.
+    ``keeps``: the name-like spans the fast pass kept in this turn (``Span.evidence`` ``keep-*``).
     """
     if mode == "never":
         return None
     if mode == "all":
         return "all"
-    if any(s.score < threshold for s in fast_spans) or any(c.score < threshold for c in candidates) or candidates:
-        return "uncertain"
-    covered = list(fast_spans)
+    if any(is_doubtful(s, threshold) for s in fast_spans):
+        return "doubtful"
+    if candidates:
+        return "candidate"
+    if any(is_doubtful(k, threshold) for k in keeps):
+        return "keep"
+    covered = [*fast_spans, *keeps]
     initial_unknown = False
     lower_name = False
     lower_unknown = False

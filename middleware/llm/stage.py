@@ -1,21 +1,26 @@
 """The LLM stage: refine the fast pass's spans of one turn with an OpenAI-compatible model.
 
 Transport-agnostic and stateless per session: the caller passes the turn's raw text, the fast
-pass's spans and candidates, and the previous turns *already de-identified*; nothing raw is
-kept after the call returns.
+pass's spans, candidates and keeps, and the previous turns *already de-identified*; nothing raw
+is kept after the call returns.
 
-Merge rules (recall first, the verifier decides what is uncertain):
+The model rules on what the fast pass doubts (``middleware/detection/evidence.py``):
 
-- ``fast_spans`` (what the fast pass masks) stay masked, except uncertain ones (score below
-  ``uncertain_below``) that the verifier answers F for;
-- spans the model marks are added (union); overlapping spans are merged into their union;
-- ``candidates`` (doubtful spans the fast pass would *not* mask) are masked when the verifier
-  says T, or — without a verdict — when the model marked them or the model's echo did not
-  cover them (not reviewed);
-- a verifier F removes the span and a model span of exactly the same extent (unless that
-  one was verified T itself);
+- *certain* fast spans (self-introduction, name question answered, a person the session
+  confirmed, speaker role, every pattern label) stay masked whatever the model says — a turn
+  that tells the model "nothing here is a name" unmasks nothing certain;
+- *doubtful* fast spans (learned reviewer, greeting of a name the session does not know yet,
+  title, context guesses) stay masked only if the model marks them (a marked span overlapping
+  them) and the verifier does not answer F; a verifier T keeps them masked too;
+- ``candidates`` (doubtful spans the fast pass would *not* mask) and doubtful ``keeps`` (name-like
+  words it kept: public figures, story characters) are masked when the model marks them and the
+  verifier does not answer F, or the verifier answers T;
+- a region of the turn the model's echo skipped was not reviewed: doubtful spans, candidates and
+  keeps there are masked (fail closed);
+- spans only the model marks are added (union); overlapping spans are merged into their union;
+  a verifier F drops a model span of exactly that extent;
 - any failure (timeout, budget overrun, outage, HTTP error, malformed or unalignable answer)
-  → fail closed: fast spans + *all* candidates, ``degraded=True``, counted by reason.
+  → fail closed: fast spans + *all* candidates and doubtful keeps, ``degraded=True``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..detection.base import CORE_LABELS, Span, TurnContext
+from ..detection.evidence import is_doubtful
 from .align import AnswerError, Found, align_marked, contains_markers, locate_json, parse_json_entities, parse_verdicts
 from .client import Completion, LLMCallError, ThrottledClient
 from .gate import gate_reason
@@ -57,6 +63,10 @@ class LLMOutcome:
     timings: dict[str, float] = field(default_factory=dict)
     #: spans found by the model alone (not by the fast pass), for teaching session memory
     learned: list[Span] = field(default_factory=list)
+    #: doubtful fast spans the model confirmed (they stay masked): the session knows them now
+    confirmed: list[Span] = field(default_factory=list)
+    #: doubtful fast spans the model rejected (unmasked): the session forgets them as people
+    rejected: list[Span] = field(default_factory=list)
 
 
 def union_merge(spans: Sequence[Span]) -> list[Span]:
@@ -132,14 +142,22 @@ class LLMStage:
                 self._lexicon = None
         return self._lexicon or None
 
-    def gate(self, text: str, fast_spans: Sequence[Span], candidates: Sequence[Span], keep: Callable[[str], bool] | None = None) -> str | None:
-        return gate_reason(text, fast_spans, candidates, self.settings.gate, self.settings.uncertain_below, self.lexicon, keep)
+    def gate(self, text: str, fast_spans: Sequence[Span], candidates: Sequence[Span], keep: Callable[[str], bool] | None = None,
+             keeps: Sequence[Span] = ()) -> str | None:
+        return gate_reason(text, fast_spans, candidates, self.settings.gate, self.settings.uncertain_below, self.lexicon, keep, keeps)
 
-    def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str, *, sent: bool = True) -> LLMOutcome:
-        """Fast-pass spans plus every candidate masked; counted as degraded."""
+    def doubtful_keeps(self, keeps: Sequence[Span]) -> list[Span]:
+        """The keeps the model rules on (all but those the turn's metadata settles)."""
+        thr = self.settings.uncertain_below
+        return [k for k in keeps if k.label in self.labels and is_doubtful(k, thr)]
+
+    def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str, *, sent: bool = True,
+                    keeps: Sequence[Span] = ()) -> LLMOutcome:
+        """Fast-pass spans plus every candidate and doubtful keep masked; counted as degraded."""
+        extra = [*candidates, *self.doubtful_keeps(keeps)]
         self.stats.degraded[reason] += 1
-        self.stats.masked_conservatively += len(candidates)
-        spans = union_merge([*fast_spans, *candidates])
+        self.stats.masked_conservatively += len(extra)
+        spans = union_merge([*fast_spans, *(_as_mask(s) for s in extra)])
         return LLMOutcome(spans, ok=False, degraded=True, sent=sent, reason=reason)
 
     async def refine(
@@ -152,22 +170,26 @@ class LLMStage:
         *,
         budget_s: float | None = None,
         keep: Callable[[str], bool] | None = None,
+        keeps: Sequence[Span] = (),
     ) -> LLMOutcome:
         """Refine one turn. Never raises for model trouble: failures come back degraded.
 
         ``keep(token)``: the detector's confident keep decisions, for the gate only.
+        ``keeps``: the name-like spans the fast pass decided to keep in this turn (``Span.evidence``
+        ``keep-*``); the doubtful ones are reviewed and masked when the model marks them.
         """
         t0 = time.perf_counter()
         self.stats.turns += 1
         fast_spans = list(fast_spans)
         candidates = [c for c in candidates if c.label in self.labels]
-        reason = self.gate(text, fast_spans, candidates, keep) if self.enabled else None
+        reason = self.gate(text, fast_spans, candidates, keep, keeps) if self.enabled else None
+        keeps = self.doubtful_keeps(keeps)
         if reason is None:
             self.stats.gated["off" if not self.enabled else self.settings.gate if self.settings.gate == "never" else "certain"] += 1
             return LLMOutcome(list(fast_spans), ok=True, degraded=False, sent=False, reason="gated")
         self.stats.sent[reason] += 1
         if len(text) > self.settings.max_turn_chars:
-            return self.fail_closed(fast_spans, candidates, "too_long")
+            return self.fail_closed(fast_spans, candidates, "too_long", keeps=keeps)
         role = ctx.role if ctx is not None else "student"
         context = list(context_turns)[-self.settings.context_turns :] if self.settings.context_turns else []
         usage: dict[str, dict[str, int]] = {}
@@ -176,16 +198,16 @@ class LLMStage:
         deadline = time.monotonic() + budget
         try:
             async with asyncio.timeout(budget):
-                outcome = await self._run(text, role, context, fast_spans, candidates, deadline, usage, timings)
+                outcome = await self._run(text, role, context, fast_spans, candidates, keeps, deadline, usage, timings)
         except TimeoutError:
-            outcome = self.fail_closed(fast_spans, candidates, "timeout")
+            outcome = self.fail_closed(fast_spans, candidates, "timeout", keeps=keeps)
         except LLMCallError as exc:
-            outcome = self.fail_closed(fast_spans, candidates, exc.reason)
+            outcome = self.fail_closed(fast_spans, candidates, exc.reason, keeps=keeps)
         except AnswerError as exc:
-            outcome = self.fail_closed(fast_spans, candidates, exc.reason)
+            outcome = self.fail_closed(fast_spans, candidates, exc.reason, keeps=keeps)
         except Exception as exc:  # never let the model take the turn down; no text in the log
             log.warning("llm stage error: %s", type(exc).__name__)
-            outcome = self.fail_closed(fast_spans, candidates, "error")
+            outcome = self.fail_closed(fast_spans, candidates, "error", keeps=keeps)
         outcome.usage = usage
         timings["total"] = (time.perf_counter() - t0) * 1e3
         outcome.timings = timings
@@ -242,16 +264,17 @@ class LLMStage:
                 self.stats.verifier_false += 1
         return out
 
-    async def _run(self, text, role, context, fast_spans, candidates, deadline, usage, timings) -> LLMOutcome:
+    async def _run(self, text, role, context, fast_spans, candidates, keeps, deadline, usage, timings) -> LLMOutcome:
         thr = self.settings.uncertain_below
         vmode = self.settings.verifier
-        uncertain = _dedupe_spans([s for s in fast_spans if s.score < thr] + list(candidates))
+        doubtful = [s for s in fast_spans if is_doubtful(s, thr)]
+        review = _dedupe_spans(doubtful + list(candidates) + list(keeps))
         verdicts: dict[tuple, bool] = {}
         verifier_failed: str | None = None
-        if vmode == "uncertain" and uncertain:
+        if vmode == "uncertain" and review:
             # independent calls: run them side by side to save latency
             det_task = asyncio.ensure_future(self._detect(text, role, context, deadline, usage, timings))
-            ver_task = asyncio.ensure_future(self._verify(text, role, context, uncertain, deadline, usage, timings))
+            ver_task = asyncio.ensure_future(self._verify(text, role, context, review, deadline, usage, timings))
             try:
                 found, unreviewed = await det_task
             except BaseException:
@@ -264,46 +287,83 @@ class LLMStage:
                 verifier_failed = exc.reason
         else:
             found, unreviewed = await self._detect(text, role, context, deadline, usage, timings)
-        llm_spans = [Span(f.start, f.end, f.label, LLM_SOURCE, LLM_SCORE) for f in found]
+        llm_spans = [Span(f.start, f.end, f.label, LLM_SOURCE, LLM_SCORE, "llm") for f in found]
         if vmode == "all":
-            pool = _dedupe_spans([*fast_spans, *candidates, *llm_spans])
+            pool = _dedupe_spans([*fast_spans, *candidates, *keeps, *llm_spans])
             try:
                 verdicts = await self._verify(text, role, context, pool, deadline, usage, timings)
             except (LLMCallError, AnswerError) as exc:
                 verifier_failed = exc.reason
 
-        rejected = [Found(*k) for k, v in verdicts.items() if not v]
-        final: list[Span] = []
-        for s in fast_spans:
+        def ruling(s: Span) -> bool | None:
+            """The model's word on a span it reviews: True mask, False leave, None not reviewed."""
             v = verdicts.get(_key(s))
-            if v is False and (s.score < thr or vmode == "all"):
+            if v is True:
+                return True
+            marked = any(_overlaps(s, l) for l in llm_spans)
+            if v is False:
+                return False
+            if marked:
+                return True
+            if verifier_failed or any(s.start < e and b < s.end for b, e in unreviewed):
+                return None  # the model did not look at it: fail closed for this span
+            return False
+
+        rejected_keys = {k for k, v in verdicts.items() if not v}
+        final: list[Span] = []
+        confirmed: list[Span] = []
+        rejected: list[Span] = []
+        masked_unreviewed = 0
+        for s in fast_spans:
+            if not is_doubtful(s, thr):
+                final.append(s)  # certain: the model never unmasks it
+                continue
+            r = ruling(s)
+            if r is False:
+                rejected.append(s)
                 continue
             final.append(s)
-        masked_unreviewed = 0
-        for c in candidates:
-            v = verdicts.get(_key(c))
-            if v is True or (v is None and (verifier_failed or any(_overlaps(c, l) for l in llm_spans))):
-                final.append(c)
-            elif v is None and any(c.start < e and s < c.end for s, e in unreviewed):
-                final.append(c)
+            if r is True:
+                confirmed.append(s)
+            else:
                 masked_unreviewed += 1
+        taught: list[Span] = []
+        for c in (*candidates, *keeps):
+            r = ruling(c)
+            if r is False:
+                continue
+            final.append(_as_mask(c))
+            if r is None:
+                masked_unreviewed += 1
+            else:
+                taught.append(_as_mask(c))
         kept_llm: list[Span] = []
         for l in llm_spans:
-            v = verdicts.get(_key(l))
-            if v is False:
-                continue
-            if v is None and any(l.start == r.start and l.end == r.end for r in rejected):
-                continue
+            if _key(l) in rejected_keys:
+                continue  # verified F (itself, or a reviewed span of the same extent)
+            if any(_overlaps(l, r) and not any(_overlaps(l, f) for f in final) for r in rejected):
+                continue  # the verifier rejected the doubtful span the marking covered
             kept_llm.append(l)
         final.extend(kept_llm)
         if masked_unreviewed:
             self.stats.masked_conservatively += masked_unreviewed
-        learned = [l for l in kept_llm if not any(_overlaps(l, s) for s in fast_spans)]
+        reviewed = [*fast_spans, *candidates, *keeps]
+        learned = [l for l in kept_llm if not any(_overlaps(l, s) for s in reviewed)]
+        learned += taught
+        self.stats.unmasked += len(rejected)
         merged = union_merge(final)
         if verifier_failed:
             self.stats.degraded["verifier_" + verifier_failed] += 1
-            return LLMOutcome(merged, ok=False, degraded=True, sent=True, reason="verifier_" + verifier_failed, learned=learned)
-        return LLMOutcome(merged, ok=True, degraded=False, sent=True, learned=learned)
+            return LLMOutcome(merged, ok=False, degraded=True, sent=True, reason="verifier_" + verifier_failed,
+                              learned=learned, confirmed=confirmed)
+        return LLMOutcome(merged, ok=True, degraded=False, sent=True, learned=learned, confirmed=confirmed, rejected=rejected)
+
+
+def _as_mask(s: Span) -> Span:
+    """A candidate or keep the model ruled personal, as a span to mask."""
+    if s.evidence.startswith("keep"):
+        return Span(s.start, s.end, s.label, s.source, s.score, "llm")
+    return s
 
 
 def _key(s: Span) -> tuple[int, int, str]:

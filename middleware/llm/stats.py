@@ -45,6 +45,8 @@ class LLMStats:
     verifier_false: int = 0
     #: conservatively masked candidates (fail-closed turns + unreviewed regions)
     masked_conservatively: int = 0
+    #: doubtful fast-pass spans the model ruled not personal (left in the clear)
+    unmasked: int = 0
     #: seconds spent waiting for the throttle (requests/min, tokens/min, concurrency)
     throttle_wait_s: float = 0.0
     #: recent stage latencies (seconds) for quick percentiles
@@ -95,6 +97,7 @@ class LLMStats:
             "json_fallback": self.json_fallback,
             "verifier": {"T": self.verifier_true, "F": self.verifier_false},
             "masked_conservatively": self.masked_conservatively,
+            "unmasked": self.unmasked,
             "throttle_wait_s": self.throttle_wait_s,
         }
 
@@ -121,4 +124,5 @@ class LLMStats:
         yield "plainsight_llm_verifier_verdicts_total", {"verdict": "T"}, self.verifier_true
         yield "plainsight_llm_verifier_verdicts_total", {"verdict": "F"}, self.verifier_false
         yield "plainsight_llm_masked_conservatively_total", {}, self.masked_conservatively
+        yield "plainsight_llm_unmasked_total", {}, self.unmasked
         yield "plainsight_llm_throttle_wait_seconds_total", {}, self.throttle_wait_s
