@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 import uuid
+from typing import Protocol
 
 from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
@@ -37,9 +38,73 @@ log = logging.getLogger(__name__)
 WRITER_HEADER = "plainsight-writer"
 
 
+class StateStore(Protocol):
+    """What the worker needs from a session state store (a null one when state is not persisted)."""
+
+    #: states are persisted (the worker keeps a replay journal in them)
+    persists: bool
+
+    def attach(self, sessions: SessionStore) -> None: ...
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    def note_partition(self, session_id: str, partition: int) -> None: ...
+    def state_record(self, state: SessionState) -> tuple[str, bytes, list[tuple[str, bytes]]] | None: ...
+    def mark_persisted(self, session_id: str) -> None: ...
+    def mark_persisted(self, session_id: str) -> None:
+        """The turn's outputs and state record are acknowledged: the state is stored."""
+        state = self.sessions.peek(session_id) if self.sessions is not None else None
+        if state is not None:
+            state.dirty = False
+
+    async def on_assigned(self, tps: list[TopicPartition]) -> None: ...
+    async def on_revoked(self, tps: list[TopicPartition]) -> None: ...
+    def expired_sessions(self, expired_ids: list[str]) -> list[str]: ...
+
+
+class NoStateStore:
+    """``session.persist: false``: sessions live in the worker's memory only."""
+
+    persists = False
+
+    def attach(self, sessions: SessionStore) -> None:
+        return None
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    def note_partition(self, session_id: str, partition: int) -> None:
+        return None
+
+    def state_record(self, state: SessionState) -> None:
+        return None
+
+    def mark_persisted(self, session_id: str) -> None:
+        return None
+
+    def mark_persisted(self, session_id: str) -> None:
+        """The turn's outputs and state record are acknowledged: the state is stored."""
+        state = self.sessions.peek(session_id) if self.sessions is not None else None
+        if state is not None:
+            state.dirty = False
+
+    async def on_assigned(self, tps: list[TopicPartition]) -> None:
+        return None
+
+    async def on_revoked(self, tps: list[TopicPartition]) -> None:
+        return None
+
+    def expired_sessions(self, expired_ids: list[str]) -> list[str]:
+        return []
+
+
 class KafkaStateStore:
     """The :class:`~middleware.sessions.SessionRepository` of the worker: sealed session states in
     the compacted state topic."""
+
+    persists = True
 
     def __init__(self, settings, bootstrap_servers: str, codec: SessionCodec) -> None:
         self.settings = settings
@@ -100,6 +165,12 @@ class KafkaStateStore:
             return None
         state.stored_fingerprint = fp
         return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)]
+
+    def mark_persisted(self, session_id: str) -> None:
+        """The turn's outputs and state record are acknowledged: the state is stored."""
+        state = self.sessions.peek(session_id) if self.sessions is not None else None
+        if state is not None:
+            state.dirty = False
 
     async def on_assigned(self, tps: list[TopicPartition]) -> None:
         parts = {tp.partition for tp in tps if tp.topic == self.settings.topics.input}

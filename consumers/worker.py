@@ -19,30 +19,35 @@ Guarantees
 from __future__ import annotations
 
 import asyncio
-import base64
 import collections
 import contextlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiokafka import ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
+from aiokafka.errors import KafkaError
 
 from middleware.config import Settings
 from middleware.logs import session_ref
+from middleware.metrics import MetricsSink, NoMetrics
 from middleware.parsing import ParseFailure, parse_turn
 from middleware.pipeline import Pipeline
-from surrogate.pipeline import build_pipeline
 from middleware.runtime import freeze_heap
-from middleware.schemas import DeadLetter, InputTurn, OutputTurn, sha256_hex
+from middleware.schemas import InputTurn
+from surrogate.pipeline import build_pipeline
 
-from .kafka import ensure_topics, make_consumer, make_producer
+from .dead_letters import DeadLetters
+from .journal import NoJournal, ReplayJournal
+from .kafka import ensure_topics, make_consumer
+from .offsets import OffsetTracker, PartitionOffsets
+from .producer import AckedProducer, payload as _payload, timing_headers as _timing_headers
+from .state_store import NoStateStore, StateStore
 
 log = logging.getLogger(__name__)
 
+#: (kept importable under its old name)
+_PartitionOffsets = PartitionOffsets
 
 #: Turns dispatched before the consumer loop yields to let them run (and their outputs be sent).
 #: Keeping up: 1, each turn is detected and its outputs handed to the producer before the next one
@@ -52,37 +57,6 @@ log = logging.getLogger(__name__)
 DISPATCH_SLICE = 1
 DISPATCH_SLICE_BACKLOG = 8
 DISPATCH_BATCH_SMALL = 64
-
-
-class _PartitionOffsets:
-    """Offsets of one partition in consumption order; tells the next committable offset."""
-
-    __slots__ = ("pending", "done", "committed")
-
-    def __init__(self) -> None:
-        self.pending: collections.deque[int] = collections.deque()
-        self.done: set[int] = set()
-        self.committed: int | None = None
-
-    def add(self, offset: int) -> None:
-        self.pending.append(offset)
-
-    def finish(self, offset: int) -> None:
-        self.done.add(offset)
-
-    def committable(self) -> int | None:
-        """Last offset of the finished prefix + 1 (what to commit), or None if nothing new."""
-        last = None
-        for off in self.pending:
-            if off not in self.done:
-                break
-            last = off
-        return None if last is None else last + 1
-
-    def mark_committed(self, offset: int) -> None:
-        while self.pending and self.pending[0] < offset:
-            self.done.discard(self.pending.popleft())
-        self.committed = offset
 
 
 @dataclass
@@ -110,15 +84,23 @@ class _Rebalance(ConsumerRebalanceListener):
 
 
 class Worker:
-    """``start()`` → ``run()`` (until ``request_stop()``) → ``stop()``. Or ``async with`` + ``run()``."""
+    """``start()`` → ``run()`` (until ``request_stop()``) → ``stop()``. Or ``async with`` + ``run()``.
+
+    The jobs are split: :class:`~consumers.offsets.OffsetTracker` (order of offsets, commits,
+    in-flight bound, lag), :class:`~consumers.producer.AckedProducer` (acknowledged sends with
+    retries, topics recreated), :class:`~consumers.dead_letters.DeadLetters`, the replay journal
+    (:mod:`consumers.journal`), the session state store (:mod:`consumers.state_store`) and the
+    metrics; the ones that are off are null objects (``NoStateStore``, ``NoJournal``,
+    ``NoMetrics``). The worker dispatches, keeps a session's turns in order, and wires the rest.
+    """
 
     def __init__(
         self,
         settings: Settings,
         bootstrap_servers: str,
         pipeline: Pipeline | None = None,
-        metrics: Any = None,
-        state_store: Any = "auto",
+        metrics: MetricsSink | None = None,
+        state_store: StateStore | None | str = "auto",
     ) -> None:
         from middleware.keys import require_worker_secrets
 
@@ -127,33 +109,36 @@ class Worker:
         self.settings = settings
         self.bootstrap_servers = bootstrap_servers
         self.pipeline = pipeline or build_pipeline(settings)
-        self.metrics = metrics
+        self.metrics: MetricsSink = metrics if metrics is not None else NoMetrics()
         if state_store == "auto":
             state_store = self._default_state_store() if settings.session.persist else None
-        self.state_store = state_store
+        self.state_store: StateStore = state_store if state_store is not None else NoStateStore()
+        self.journal = ReplayJournal(self.pipeline.sessions) if self.state_store.persists else NoJournal()
         self.stats = WorkerStats()
         t = settings.topics
         self._input_topics = [t.input] + ([t.replies_in] if settings.worker.process_replies else [])
-        self._producer = None
-        self._consumer = None
-        self._offsets: dict[TopicPartition, _PartitionOffsets] = {}
-        self._tasks: dict[TopicPartition, set[asyncio.Task]] = collections.defaultdict(set)
-        self._session_tail: dict[str, asyncio.Task] = {}
-        self._slots = asyncio.Semaphore(settings.worker.max_in_flight)
         self._stop = asyncio.Event()
+        self.offsets = OffsetTracker(settings.worker.max_in_flight, self.stats)
+        self.producer = AckedProducer(settings, bootstrap_servers, self.stats, self._stop.is_set)
+        self.dead_letters = DeadLetters(t.dlq, self.producer, self.stats, self.metrics)
+        self._consumer = None
+        self._session_tail: dict[str, asyncio.Future] = {}
         self._started = False
         self._ready = asyncio.Event()
-        self._commit_lock = asyncio.Lock()
         self._bg: set[asyncio.Task] = set()
-        self._last_topic_check = 0.0
 
-    def _default_state_store(self):
+    def _default_state_store(self) -> StateStore:
         from middleware.state_codec import SessionCodec
         from surrogate.crypto import StateCipher
 
         from .state_store import KafkaStateStore
 
         return KafkaStateStore(self.settings, self.bootstrap_servers, SessionCodec(self.pipeline, StateCipher.from_settings(self.settings)))
+
+    @property
+    def _offsets(self) -> dict[TopicPartition, PartitionOffsets]:
+        """The assigned input partitions (and their offsets)."""
+        return self.offsets.partitions
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -165,11 +150,9 @@ class Worker:
         await asyncio.to_thread(self.pipeline.warm_up)
         if self.settings.worker.gc_freeze:
             freeze_heap()
-        self._producer = make_producer(self.settings, self.bootstrap_servers)
-        await self._producer.start()
-        if self.state_store is not None:
-            self.state_store.attach(self.pipeline.sessions)
-            await self.state_store.start()
+        await self.producer.start()
+        self.state_store.attach(self.pipeline.sessions)
+        await self.state_store.start()
         self._consumer = make_consumer(self.settings, self.bootstrap_servers)
         self._consumer.subscribe(self._input_topics, listener=_Rebalance(self))
         await self._consumer.start()
@@ -190,7 +173,7 @@ class Worker:
 
     @property
     def in_flight(self) -> int:
-        return sum(len(ts) for ts in self._tasks.values())
+        return self.offsets.in_flight
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
         """Wait until the worker has been assigned partitions at least once."""
@@ -201,6 +184,7 @@ class Worker:
         if not self._started:
             await self.start()
         committer = asyncio.create_task(self._commit_loop(), name="plainsight-committer")
+        slots = self.offsets.slots
         try:
             while not self._stop.is_set():
                 try:
@@ -217,9 +201,9 @@ class Worker:
                 slice_n = DISPATCH_SLICE_BACKLOG if behind else DISPATCH_SLICE
                 for tp, records in batch.items():
                     for rec in records:
-                        await self._slots.acquire()
-                        if tp not in self._offsets:  # revoked while we waited
-                            self._slots.release()
+                        await slots.acquire()
+                        if tp not in self.offsets:  # revoked while we waited
+                            slots.release()
                             break
                         self._dispatch(tp, rec)
                         n += 1
@@ -231,13 +215,13 @@ class Worker:
             committer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await committer
-            await self._drain(list(self._tasks), self.settings.worker.drain_timeout_s)
+            await self.offsets.drain(list(self.offsets.tasks), self.settings.worker.drain_timeout_s)
             await self._commit()
 
     async def stop(self) -> None:
         self._stop.set()
         if self._consumer is not None:
-            await self._drain(list(self._tasks), self.settings.worker.drain_timeout_s)
+            await self.offsets.drain(list(self.offsets.tasks), self.settings.worker.drain_timeout_s)
             with contextlib.suppress(Exception):
                 await self._commit()
             with contextlib.suppress(Exception):
@@ -245,16 +229,12 @@ class Worker:
             self._consumer = None
         with contextlib.suppress(Exception):
             await self.pipeline.aclose()
-        if self.state_store is not None:
-            with contextlib.suppress(Exception):
-                await self.state_store.stop()
-        if self._producer is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._producer.stop(), 10)
-            self._producer = None
+        with contextlib.suppress(Exception):
+            await self.state_store.stop()
+        with contextlib.suppress(Exception):
+            await self.producer.stop()
         self._started = False
-        if self.metrics is not None:
-            self.metrics.set_ready(False)
+        self.metrics.set_ready(False)
         log.info(
             "worker stopped: consumed=%d processed=%d replies=%d dead_letters=%d commits=%d",
             self.stats.consumed,
@@ -275,19 +255,16 @@ class Worker:
     def _dispatch(self, tp: TopicPartition, rec) -> None:
         self.stats.consumed += 1
         received_at = time.time()
-        self._offsets[tp].add(rec.offset)
+        self.offsets.add(tp, rec.offset)
         t0 = time.perf_counter()
         parsed = parse_turn(rec.value, self.settings.worker.max_payload_bytes)
-        parse_s = time.perf_counter() - t0
-        if self.metrics is not None:
-            self.metrics.observe_stage("parse", parse_s)
+        self.metrics.observe_stage("parse", time.perf_counter() - t0)
         if isinstance(parsed, ParseFailure):
-            task = asyncio.create_task(self._dead_letter(tp, rec, parsed.reason, parsed.detail))
-            self._track(tp, rec.offset, task)
+            task = asyncio.create_task(self.dead_letters.send(tp, rec, parsed.reason, parsed.detail))
+            self.offsets.track(tp, rec.offset, task)
             return
         sid = parsed.session_id
-        if self.state_store is not None:
-            self.state_store.note_partition(sid, tp.partition)
+        self.state_store.note_partition(sid, tp.partition)
         # A session's turns run one after another: each waits for the previous turn's *step*
         # (its tutor-facing output acknowledged), not for a slow background refinement.
         prev = self._session_tail.get(sid)
@@ -301,30 +278,7 @@ class Worker:
         step.add_done_callback(_release)
         task = asyncio.create_task(self._handle(tp, rec, parsed, prev, step, received_at))
         task.add_done_callback(lambda _t, step=step: step.done() or step.set_result(None))
-        self._track(tp, rec.offset, task)
-
-    def _track(self, tp: TopicPartition, offset: int, task: asyncio.Task) -> None:
-        tasks = self._tasks[tp]
-        tasks.add(task)
-
-        def _done(t: asyncio.Task, tp=tp, offset=offset) -> None:
-            tasks.discard(t)
-            self._slots.release()
-            if t.cancelled():
-                return  # not acknowledged: the offset stays uncommitted and will be replayed
-            if t.exception() is not None:
-                log.error(
-                    "unexpected %s for %s[%d]@%d; offset left uncommitted",
-                    type(t.exception()).__name__, tp.topic, tp.partition, offset,
-                )
-                return
-            if not t.result():
-                return
-            po = self._offsets.get(tp)
-            if po is not None:
-                po.finish(offset)
-
-        task.add_done_callback(_done)
+        self.offsets.track(tp, rec.offset, task)
 
     async def _handle(self, tp: TopicPartition, rec, turn: InputTurn, prev: asyncio.Future | None,
                       step: asyncio.Future, received_at: float = 0.0) -> bool:
@@ -338,10 +292,10 @@ class Worker:
                 now_out = [(t.replies_out, await self.pipeline.reidentify(turn), None)]
                 later = None
             else:
-                replay = self._journal_hit(turn.session_id, tp, rec.offset)
+                replay = self.journal.hit(turn.session_id, tp, rec.offset)
                 if replay is not None:  # processed before a crash/rebalance: re-emit the same bytes
                     self.stats.replayed += 1
-                    if not await self._produce_all(turn.session_id, replay):
+                    if not await self.producer.produce_all(turn.session_id, replay):
                         return False
                     step.done() or step.set_result(None)
                     return True
@@ -356,7 +310,7 @@ class Worker:
                 else:
                     later = result  # logs wait for the refinement (policy async-refine)
                 if later is None:  # (async-refine turns are reprocessed on replay: logs come later)
-                    self._journal_add(turn.session_id, tp, rec.offset, now_out)
+                    self.journal.add(turn.session_id, tp, rec.offset, now_out, self.offsets.committed_floor(tp))
                 now_out.extend(self._state_payloads(turn.session_id))
         except Exception as exc:  # a bug or a pathological input: never crash, never lose
             log.error(
@@ -367,76 +321,34 @@ class Worker:
                 session_ref(turn.session_id),
                 type(exc).__name__,
             )
-            return await self._dead_letter(tp, rec, "processing_error", f"{type(exc).__name__} in pipeline")
+            return await self.dead_letters.send(tp, rec, "processing_error", f"{type(exc).__name__} in pipeline")
         t0 = time.perf_counter()
-        ok = await self._produce_all(turn.session_id, now_out)
+        ok = await self.producer.produce_all(turn.session_id, now_out)
         produce_s = time.perf_counter() - t0
         if not ok:
             return False
-        self._mark_persisted(turn.session_id)
+        self.state_store.mark_persisted(turn.session_id)
         step.done() or step.set_result(None)
         if later is not None:
             logs = await later.final_logs()
-            if not await self._produce_all(turn.session_id, [(t.logs, logs, _timing_headers(logs, received_at))]):
+            if not await self.producer.produce_all(turn.session_id, [(t.logs, logs, _timing_headers(logs, received_at))]):
                 return False
         self._record(turn, is_reply, result, produce_s)
         return True
 
-    # ------------------------------------------------------------------ replay journal
-    # Outputs of a session's not-yet-committed turns travel inside its sealed state. A turn
-    # replayed after a crash or a rebalance is answered from the journal with the very same
-    # bytes, instead of being reprocessed with a session memory that has moved on since.
-    def _journal_hit(self, session_id: str, tp: TopicPartition, offset: int) -> list | None:
-        if self.state_store is None:
-            return None
-        state = self.pipeline.sessions.get(session_id)
-        journal = state.journal
-        if not journal:
-            return None
-        entry = journal.get(f"{tp.topic}:{tp.partition}:{offset}")
-        if entry is None:
-            return None
-        return [(topic, base64.b64decode(value), None) for topic, value in entry]
-
-    def _journal_add(self, session_id: str, tp: TopicPartition, offset: int, outputs: list) -> None:
-        if self.state_store is None:
-            return
-        state = self.pipeline.sessions.peek(session_id)
-        if state is None:
-            return
-        journal = state.journal
-        po = self._offsets.get(tp)
-        floor = po.committed if po is not None and po.committed is not None else None
-        if floor is not None:  # committed turns are never replayed: prune them
-            for key in [k for k in journal if k.startswith(f"{tp.topic}:{tp.partition}:") and int(k.rsplit(":", 1)[1]) < floor]:
-                del journal[key]
-        journal[f"{tp.topic}:{tp.partition}:{offset}"] = [
-            (topic, base64.b64encode(_payload(out)).decode("ascii")) for topic, out, _h in outputs
-        ]
-
     def _state_payloads(self, session_id: str) -> list:
-        if self.state_store is None:
-            return []
+        """The session's sealed state, to be produced with the turn's outputs, if it changed."""
         state = self.pipeline.sessions.peek(session_id)
         rec = self.state_store.state_record(state) if state is not None else None
-        if rec is None:
-            return []
-        topic, value, headers = rec
-        return [(topic, value, headers)]
-
-    def _mark_persisted(self, session_id: str) -> None:
-        if self.state_store is not None:
-            state = self.pipeline.sessions.peek(session_id)
-            if state is not None:
-                state.dirty = False
+        return [] if rec is None else [rec]
 
     def _record(self, turn: InputTurn, is_reply: bool, result, produce_s: float) -> None:
-        m = self.metrics
         if is_reply:
             self.stats.replies += 1
         else:
             self.stats.processed += 1
-        if m is None:
+        m = self.metrics
+        if not m.enabled:
             return
         m.observe_stage("produce", produce_s)
         m.observe_e2e(max(0.0, time.time() - float(turn.sent_at)))
@@ -451,93 +363,9 @@ class Worker:
             m.degraded()
         m.turn("degraded" if deid.degraded else "ok")
 
-    async def _produce_all(self, session_id: str, outputs: list) -> bool:
-        """outputs: (topic, OutputTurn | bytes | None, extra headers | None); None = tombstone."""
-        key = session_id.encode("utf-8")
-        payloads = [(topic, _payload(out), headers) for topic, out, headers in outputs]
-        return await self._send_acked(payloads, key)
-
-    async def _send_acked(self, payloads: list, key: bytes | None) -> bool:
-        """Send and wait for acknowledgement, retrying until it succeeds or the worker stops."""
-        delay = 0.1
-        base_headers = [("content-type", b"application/json"), ("producer", b"plainsight")]
-        while True:
-            try:
-                futs = []
-                for topic, value, headers in payloads:
-                    h = base_headers + list(headers or ())
-                    futs.append(await self._producer.send(topic, value=value, key=key, headers=h))
-                await asyncio.gather(*futs)
-                return True
-            except KafkaError as exc:
-                self.stats.produce_errors += 1
-                if isinstance(exc, UnknownTopicOrPartitionError) and self.settings.kafka.create_topics:
-                    await self._recreate_topics()
-                if self._stop.is_set():
-                    log.warning("produce failed during shutdown (%s); record left uncommitted", type(exc).__name__)
-                    return False
-                log.warning("produce failed (%s); retrying in %.1fs", type(exc).__name__, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-
-    async def _recreate_topics(self) -> None:
-        """A broker that lost its topics (e.g. an in-memory broker restarted): create them again."""
-        now = time.monotonic()
-        if now - self._last_topic_check < 2.0:
-            return
-        self._last_topic_check = now
-        try:
-            created = await ensure_topics(self.settings, self.bootstrap_servers, retries=3)
-            if created:
-                log.warning("recreated %d missing topics", len(created))
-        except Exception as exc:
-            log.warning("could not recreate topics (%s)", type(exc).__name__)
-
-    async def _dead_letter(self, tp: TopicPartition, rec, reason: str, detail: str) -> bool:
-        dl = DeadLetter(
-            reason=reason,
-            detail=detail,
-            topic=tp.topic,
-            partition=tp.partition,
-            offset=rec.offset,
-            payload_sha256=sha256_hex(rec.value or b""),
-            payload_bytes=len(rec.value or b""),
-            key_sha256=sha256_hex(rec.key),
-        )
-        log.warning("dead letter %s[%d]@%d reason=%s detail=%s", tp.topic, tp.partition, rec.offset, reason, detail)
-        ok = await self._send_acked([(self.settings.topics.dlq, dl.model_dump_json().encode("utf-8"), None)], None)
-        if ok:
-            self.stats.dead_letters += 1
-            self.stats.dlq_by_reason[reason] += 1
-            if self.metrics is not None:
-                self.metrics.dlq(reason)
-                self.metrics.turn("dlq")
-        return ok
-
-    # ------------------------------------------------------------------ offsets & rebalances
+    # ------------------------------------------------------------------ offsets, housekeeping, rebalances
     async def _commit(self, partitions: list[TopicPartition] | None = None) -> None:
-        """Commit the finished prefix of each partition (a failed commit is retried next time)."""
-        if self._consumer is None:
-            return
-        async with self._commit_lock:
-            offsets = {}
-            for tp in partitions if partitions is not None else list(self._offsets):
-                po = self._offsets.get(tp)
-                nxt = po.committable() if po is not None else None
-                if nxt is not None and nxt != po.committed:
-                    offsets[tp] = nxt
-            if not offsets:
-                return
-            try:
-                await self._consumer.commit(offsets)
-            except KafkaError as exc:
-                log.warning("commit failed (%s); will retry", type(exc).__name__)
-                return
-            self.stats.commits += 1
-            for tp, off in offsets.items():
-                po = self._offsets.get(tp)
-                if po is not None:
-                    po.mark_committed(off)
+        await self.offsets.commit(self._consumer, partitions)
 
     async def _commit_loop(self) -> None:
         interval = self.settings.worker.commit_interval_ms / 1e3
@@ -545,37 +373,33 @@ class Worker:
             await asyncio.sleep(interval)
             try:
                 await self._commit()
-                self._update_gauges()
-                await self._check_regression()
+                self._housekeeping()
+                await self._rewind_lost_partitions()
             except Exception as exc:  # keep committing whatever happens
                 log.warning("commit loop error: %s", type(exc).__name__)
 
-    def _update_gauges(self) -> None:
+    def _housekeeping(self) -> None:
+        """Expire idle sessions (tombstoning their stored state with ``session.erase_expired``),
+        then update the gauges: active sessions, LLM counters, lag per partition."""
         expired = self.pipeline.sessions.expire_idle()
-        if expired and self.state_store is not None:
+        if expired:
             mine = self.state_store.expired_sessions(expired)
             if mine and self.settings.session.erase_expired:
                 t = asyncio.create_task(self._erase(mine))
                 self._bg.add(t)
                 t.add_done_callback(self._bg.discard)
-        if self.metrics is None or self._consumer is None:
+        if not self.metrics.enabled or self._consumer is None:
             return
         self.metrics.set_active_sessions(len(self.pipeline.sessions))
-        llm = getattr(self.pipeline, "llm", None)
-        if llm is not None and getattr(llm, "stats", None) is not None:
-            self.metrics.sync_llm_stats(llm.stats)
-        for tp, po in list(self._offsets.items()):
-            hw = self._consumer.highwater(tp)
-            if hw is None:
-                continue
-            # lag = records on the broker not yet finished by us (committed or not)
-            base = po.committed if po.committed is not None else (po.pending[0] if po.pending else hw)
-            self.metrics.set_lag(tp.topic, tp.partition, max(0, hw - base))
+        if self.pipeline.llm is not None:
+            self.metrics.sync_llm_stats(self.pipeline.llm.stats)
+        for tp, lag in self.offsets.lag(self._consumer):
+            self.metrics.set_lag(tp.topic, tp.partition, lag)
 
-    async def _check_regression(self) -> None:
+    async def _rewind_lost_partitions(self) -> None:
         """A consumer position beyond the broker's log end means the broker lost its log (e.g. an
         in-memory broker restarted): read those partitions again from their beginning."""
-        for tp, po in list(self._offsets.items()):
+        for tp, po in list(self.offsets.partitions.items()):
             hw = self._consumer.highwater(tp)
             if hw is None or po.pending:
                 continue
@@ -592,61 +416,27 @@ class Worker:
     async def _erase(self, session_ids: list[str]) -> None:
         """Tombstone the stored state of sessions that expired (idle longer than the TTL)."""
         for sid in session_ids:
-            await self._send_acked([(self.settings.topics.state, None, None)], sid.encode("utf-8"))
+            await self.producer.send_acked([(self.settings.topics.state, None, None)], sid.encode("utf-8"))
         log.info("erased stored state of %d expired sessions", len(session_ids))
-
-    async def _drain(self, partitions: list[TopicPartition], timeout: float) -> None:
-        tasks = [t for tp in partitions for t in self._tasks.get(tp, ())]
-        if not tasks:
-            return
-        done, pending = await asyncio.wait(tasks, timeout=timeout or None)
-        if pending:
-            log.warning("drain timed out with %d turns in flight; they stay uncommitted", len(pending))
-            for t in pending:
-                t.cancel()
-            await asyncio.wait(pending, timeout=5)
 
     async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
         self.stats.rebalances += 1
-        mine = [tp for tp in revoked if tp in self._offsets]
-        await self._drain(mine, self.settings.worker.drain_timeout_s)
+        mine = self.offsets.owned(revoked)
+        await self.offsets.drain(mine, self.settings.worker.drain_timeout_s)
         with contextlib.suppress(Exception):
             await self._commit(mine)
+        self.offsets.forget(mine)
         for tp in mine:
-            self._offsets.pop(tp, None)
-            self._tasks.pop(tp, None)
-            if self.metrics is not None:
-                self.metrics.reset_lag(tp.topic, [tp.partition])
-        if self.state_store is not None:
-            await self.state_store.on_revoked(mine)
+            self.metrics.reset_lag(tp.topic, [tp.partition])
+        await self.state_store.on_revoked(mine)
         log.info("partitions revoked: %s", _fmt_tps(mine))
 
     async def _on_assigned(self, assigned: list[TopicPartition]) -> None:
-        for tp in assigned:
-            self._offsets.setdefault(tp, _PartitionOffsets())
-        if self.state_store is not None:
-            await self.state_store.on_assigned(assigned)
+        self.offsets.assign(assigned)
+        await self.state_store.on_assigned(assigned)
         log.info("partitions assigned: %s", _fmt_tps(assigned))
         self._ready.set()
-        if self.metrics is not None:
-            self.metrics.set_ready(True)
-
-
-
-def _payload(out: OutputTurn | bytes | None) -> bytes | None:
-    return out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out
-
-
-def _timing_headers(out: OutputTurn, received_at: float = 0.0) -> list[tuple[str, bytes]]:
-    """Per-stage timings, and when the worker took the input from its fetch (``received-at``) and
-    built this output (``processed-at``), both epoch seconds: where end-to-end latency goes."""
-    h = [
-        ("plainsight-timings-ms", json.dumps({k: round(v, 3) for k, v in out.timings_ms.items()}).encode()),
-        ("plainsight-processed-at", repr(out.processed_at).encode()),
-    ]
-    if received_at:
-        h.append(("plainsight-received-at", repr(received_at).encode()))
-    return h
+        self.metrics.set_ready(True)
 
 
 def _fmt_tps(tps: list[TopicPartition]) -> str:

@@ -9,7 +9,7 @@ nothing of the pipeline, the session store or the transport.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .detection.base import Span, TurnContext
 
@@ -33,6 +33,9 @@ class Refinement(Protocol):
 
 
 class Refiner(Protocol):
+    #: counters the worker exports as metrics (``middleware.llm.LLMStats``)
+    stats: Any
+
     #: False: the pipeline skips the stage (fast pass only)
     @property
     def enabled(self) -> bool: ...

@@ -18,12 +18,9 @@ from middleware.metrics import (
     STAGES,
     TOKEN_KINDS,
     Metrics,
-    MetricsServer,
-    MetricsServerError,
-    add_metrics_arguments,
-    metrics_overrides,
-    start_metrics,
 )
+from middleware.commands.metrics_args import add_metrics_arguments, metrics_overrides
+from middleware.metrics_server import MetricsServer, MetricsServerError, start_metrics
 from middleware.schemas import DlqReason
 
 EXPECTED = {

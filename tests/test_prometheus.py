@@ -37,7 +37,8 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from middleware.metrics import Metrics, MetricsServer
+from middleware.metrics import Metrics
+from middleware.metrics_server import MetricsServer
 
 ROOT = Path(__file__).resolve().parents[1]
 MON = ROOT / "monitoring"

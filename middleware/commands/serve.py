@@ -18,7 +18,7 @@ _ARG_HOOKS: list = []
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from middleware.metrics import add_metrics_arguments
+    from .metrics_args import add_metrics_arguments
 
     from ._common import add_secret_arguments
 
@@ -47,7 +47,9 @@ async def serve(args: argparse.Namespace) -> int:
     from ._common import embedded_tuning, settings_from_args
 
     log = logging.getLogger("plainsight.serve")
-    from middleware.metrics import metrics_overrides, start_metrics
+    from middleware.metrics_server import start_metrics
+
+    from .metrics_args import metrics_overrides
 
     extra = metrics_overrides(args)
     settings = settings_from_args(args, **extra)
