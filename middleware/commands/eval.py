@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         "wall_s": time.perf_counter() - t0,
     }
     if use_llm:
-        summary["llm"] = _llm_summary(pipeline.llm, settings)
+        summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=None))
     else:
@@ -124,8 +124,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _llm_summary(stage, settings) -> dict:
-    """Tokens, cost and the share of turns sent to the model, from the stage's counters."""
+#: the research's fine-tuned GPT-4o-mini: USD per 1M tokens of the data de-identified (seed 000, cost table)
+SEED_COST_PER_1M_CHAT_TOKENS = 0.92
+
+
+def _chat_chars(path, limit) -> int:
+    """Characters of the chat itself (every non-empty turn's text): the input the cost is spread over."""
+    from ..evaluation import read_dialogues
+
+    return sum(len(t.get("text") or "") for d in read_dialogues(path, limit) for t in d["turns"] if (t.get("text") or "").strip())
+
+
+def _llm_summary(stage, settings, chat_chars: int = 0) -> dict:
+    """Tokens, cost and the share of turns sent to the model, from the stage's counters.
+
+    ``cost_per_1m_chat_tokens_usd``: everything the model cost (prompt + completion tokens of every
+    call, at the configured list prices) per 1M tokens of the chat de-identified (characters / 4),
+    the research's measure (its fine-tuned GPT-4o-mini: $0.92)."""
     snap = stage.stats.snapshot()
     prompt = sum(t["prompt"] for t in snap["tokens"].values())
     completion = sum(t["completion"] for t in snap["tokens"].values())
@@ -143,6 +158,9 @@ def _llm_summary(stage, settings) -> dict:
         "tokens_per_sent_turn": round((prompt + completion) / sent, 1) if sent else 0.0,
         "cost_usd": round(cost, 6),
         "cost_per_1m_input_tokens_usd": round(cost / prompt * 1e6, 4) if prompt else None,
+        "chat_tokens": chat_chars // 4,
+        "cost_per_1m_chat_tokens_usd": round(cost / (chat_chars / 4) * 1e6, 4) if chat_chars >= 4 else None,
+        "seed_cost_per_1m_chat_tokens_usd": SEED_COST_PER_1M_CHAT_TOKENS,
         "degraded": snap["degraded"],
         "stats": snap,
     }
@@ -187,4 +205,15 @@ def format_table(s: dict) -> str:
         f"detection ms/turn: mean {s['ms_per_turn']:.2f}  p50 {s['ms_per_turn_p50']:.2f}  p99 {s['ms_per_turn_p99']:.2f}"
         f"  (wall {s['wall_s']:.1f} s)"
     )
+    llm = s.get("llm")
+    if llm:
+        lines += [
+            f"LLM {llm['model']} ({llm['mode']}, {llm['policy']}): sent {llm['turns_sent']} of {llm['turns']} turns "
+            f"({100 * llm['share_sent']:.1f} %), degraded {sum(llm['degraded'].values())}",
+            f"LLM tokens: prompt {llm['prompt_tokens']:,}  completion {llm['completion_tokens']:,}  cost ${llm['cost_usd']:.4f}"
+            f"  = ${_f(llm['cost_per_1m_chat_tokens_usd'], 2)} per 1M chat tokens (research's fine-tuned GPT-4o-mini:"
+            f" ${llm['seed_cost_per_1m_chat_tokens_usd']:.2f})",
+        ]
+    if s.get("name_by_source"):
+        lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)
