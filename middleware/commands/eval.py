@@ -214,6 +214,4 @@ def format_table(s: dict) -> str:
             f"  = ${_f(llm['cost_per_1m_chat_tokens_usd'], 2)} per 1M chat tokens (research's fine-tuned GPT-4o-mini:"
             f" ${llm['seed_cost_per_1m_chat_tokens_usd']:.2f})",
         ]
-    if s.get("name_by_source"):
-        lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)
