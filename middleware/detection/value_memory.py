@@ -19,8 +19,9 @@ The keys are the replacer's normal forms (``surrogate.generators.value_norm``), 
 to the one surrogate of the value. Names are not handled here: the name finder has its own
 person memory (``SessionMemory.people``: any case, possessives, first or last name alone).
 
-Cost: nothing for a session without remembered values (most of them); otherwise one pass of one
-compiled regex per turn (cached per set of values; digit-only sets skip turns without a digit).
+Cost: nothing for a session without remembered values (most of them); otherwise a substring test
+per value on the turn's letters and digits, and a regex pass (compiled once per set of values)
+only over the turns where a value may occur.
 """
 
 from __future__ import annotations
@@ -94,8 +95,39 @@ def _compiled(items: tuple[tuple[str, str], ...]) -> tuple[re.Pattern, tuple[str
     return rx, tuple(label for label, _ in order), all(label in _DIGIT_LABELS for label, _ in order)
 
 
-def _items(memory) -> tuple[tuple[str, str], ...]:
-    return tuple((label, k) for label, keys in memory.values.items() for k in keys)
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=8192)
+def _core(key: str) -> str:
+    """The letters and digits of a key, case-folded: every form its pattern matches holds them
+    contiguously once separators are dropped."""
+    return _NOT_ALNUM.sub("", key).casefold()
+
+
+#: Labels whose mentions may put separators between the characters ("4091-7723", "415.555.0134").
+_SEPARATED = frozenset({"PHONE", "ID_NUM"})
+
+
+def _present(text: str, values: dict) -> tuple[tuple[str, str], ...]:
+    """The remembered (label, key) pairs that may occur in ``text``: substring tests (C speed) on the
+    case-folded text — or, for phones and IDs, on its letters and digits — so that most turns of a
+    session with remembered values never run the regex."""
+    folded = core = None
+    out = []
+    for label, keys in values.items():
+        for k in keys:
+            if label in _SEPARATED:
+                if core is None:
+                    core = _NOT_ALNUM.sub("", text).casefold() if has_digit(text) else ""
+                hit = bool(core) and _core(k) in core
+            else:
+                if folded is None:
+                    folded = text.casefold()
+                hit = k.split(" ", 1)[0] in folded  # the literal key (its first word for an address)
+            if hit:
+                out.append((label, k))
+    return tuple(out)
 
 
 def recall(text: str, spans: list[Span], memory) -> list[Span]:
@@ -103,9 +135,10 @@ def recall(text: str, spans: list[Span], memory) -> list[Span]:
     values = getattr(memory, "values", None)
     if not values:
         return []
-    rx, labels, digits_only = _compiled(_items(memory))
-    if digits_only and not has_digit(text):
+    items = _present(text, values)
+    if not items:
         return []
+    rx, labels, _digits_only = _compiled(items)
     taken = sorted((s.start, s.end) for s in spans)
     out: list[Span] = []
     for m in rx.finditer(text):
