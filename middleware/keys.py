@@ -54,8 +54,12 @@ HOW_TO = (
 MIN_SECRET_BYTES = 16
 
 
-class SecretsError(ValueError):
-    """Secrets missing, unreadable or malformed. The message never holds secret material."""
+from .config import UsageError
+
+
+class SecretsError(UsageError):
+    """Secrets missing, unreadable or malformed (a user's mistake: one line, exit 2). The message
+    never holds secret material."""
 
 
 @dataclass
