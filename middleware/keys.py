@@ -82,12 +82,17 @@ class SecretsStatus:
 
     def describe(self) -> str:
         """One log line: where the secret came from and which key ids are loaded (never values)."""
+        origin = {"configuration": "from the configuration or environment"}.get(self.secret_origin, self.secret_origin)
+        if self.secret_origin.startswith("file "):
+            origin = "from " + self.secret_origin
         if self.keys_source == "none":
-            keys = "no state keys (state not stored)"
+            keys = "no state key (no state stored)"
         else:
             ids = ", ".join(f"{k} (active)" if k == self.active_key_id else k for k in self.key_ids)
-            keys = f"state keys {self.keys_source}: {ids}"
-        return f"surrogate secret {self.secret_source} ({self.secret_origin}); {keys}"
+            how = {"configured": "loaded", "ephemeral": "random for this process",
+                   "insecure-dev": "PUBLIC development key"}[self.keys_source]
+            keys = f"state keys ({how}): {ids}"
+        return f"surrogate secret: {origin}; {keys}"
 
 
 # ------------------------------------------------------------------------------------ files
@@ -284,11 +289,11 @@ def resolve_secrets(
 
     if secret is None:
         if insecure_dev_keys:
-            secret, status.secret_source, status.secret_origin = DEV_SECRET, "insecure-dev", "public development value"
+            secret, status.secret_source, status.secret_origin = DEV_SECRET, "insecure-dev", "PUBLIC development value"
         else:
             secret, status.secret_source, status.secret_origin = new_secret(), "ephemeral", "random for this process"
     elif secret == DEV_SECRET:
-        status.secret_source, status.secret_origin = "insecure-dev", "public development value"
+        status.secret_source, status.secret_origin = "insecure-dev", "PUBLIC development value"
     elif len(secret.encode("utf-8")) < MIN_SECRET_BYTES:
         raise SecretsError(f"the surrogate secret is shorter than {MIN_SECRET_BYTES} bytes; {HOW_TO}")
 
