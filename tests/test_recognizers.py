@@ -267,6 +267,21 @@ async def test_presidio_yaml_file_and_predefined_recognizer_in_the_worker(make_s
     assert re.fullmatch(r"[a-z]{2}-[a-z]{3}\d{4}", out.text[login.start:login.end])
 
 
+def test_presidio_yaml_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "recs.yaml").write_text(PRESIDIO_YAML)
+    cfg = tmp_path / "conf" / "plainsight.yaml"
+    cfg.write_text("detection:\n  recognizers:\n    - {presidio_yaml: recs.yaml, labels: {DISTRICT_LOGIN: USERNAME}}\n")
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(cfg, **secret_overrides())
+    reg = RecognizerRegistry.from_settings(s.detection)
+    rec = reg.find("District_login_recognizer")
+    assert rec.labels == ("USERNAME",) and reg.added_labels == ()
+    hit = rec.analyze("my login: dl-xyz0042")
+    assert [(h.label, h.evidence) for h in hit] == [("USERNAME", "district login+context")]
+    assert hit[0].score == 0.95
+
+
 def test_presidio_predefined_by_name_detects_what_the_builtins_do_not(tmp_path):
     s = _settings(tmp_path, "detection:\n  presidio_recognizers: [CreditCardRecognizer, IpRecognizer, "
                             "{name: UsSsnRecognizer, label: SSN}]\n")
@@ -324,6 +339,17 @@ def test_plainsight_recognizer_inside_a_real_analyzer_engine():
         res = analyzer.analyze(text="jildau got 5", language="en", entities=["PERSON"], return_decision_process=True)
     assert [(r.start, r.end) for r in res] == [(0, 6)]
     assert "confirmed in this conversation" in res[0].analysis_explanation.textual_explanation
+
+
+def test_the_readme_presidio_example_runs():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "presidio_names.py"
+    proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("PERSON 17 22") and "self-introduction" in lines[0]
+    assert lines[1:] == ["student ['jildau']", "tutor ['jildau']"]
 
 
 # --------------------------------------------------------------------------- serve, end to end
