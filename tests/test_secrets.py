@@ -184,6 +184,13 @@ async def test_serve_against_a_broker_with_default_config_exits_2_and_produces_n
     assert proc.returncode == 2 and "public development value" in proc.stderr
 
 
+def test_serve_on_the_in_memory_embedded_broker_uses_random_keys_and_says_so():
+    proc = subprocess.run(PLAINSIGHT + ["serve", "--no-metrics", "--max-runtime", "2"], capture_output=True,
+                          text=True, timeout=180, env=_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "surrogate secret: random for this process" in proc.stderr and "nothing stored outlives" in proc.stderr
+
+
 async def test_serve_with_insecure_dev_keys_runs_and_readyz_reports_it(make_settings, tmp_path):
     s = make_settings()
     port = _free_port()

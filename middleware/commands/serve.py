@@ -92,9 +92,12 @@ async def serve(args: argparse.Namespace) -> int:
 
     from middleware.keys import SecretsError, resolve_secrets
 
+    # (an embedded broker with persistent storage, should one be configured, counts as lasting)
+    in_memory = str(getattr(settings.embedded, "storage_engine", None) or "memory://").startswith("memory://")
     try:
         settings, secrets_status = resolve_secrets(
-            settings, allow_ephemeral=embedded, insecure_dev_keys=bool(getattr(args, "insecure_dev_keys", False))
+            settings, allow_ephemeral=embedded and in_memory,
+            insecure_dev_keys=bool(getattr(args, "insecure_dev_keys", False)),
         )
     except SecretsError as exc:
         print(f"plainsight serve: {exc}", file=sys.stderr)
