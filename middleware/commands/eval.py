@@ -13,7 +13,11 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE.jsonl", help="dialogue file (a path, or a name in the data dir, e.g. 'bridge')")
+    p.add_argument("file", metavar="FILE.jsonl", nargs="+",
+                   help="dialogue file(s) (a path, or a name in the data dir, e.g. 'bridge'); with several files each "
+                        "is scored alone and an overall row follows")
+    p.add_argument("--by-source", action="store_true",
+                   help="also report NAME precision / recall / F5 and false names per 100 turns per dialogue 'source'")
     p.add_argument("--predictions", metavar="OUT.jsonl", help="write the predicted spans per dialogue here")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--engine", choices=["cascade", "presidio"], default=None, help="detector (default: from config)")
@@ -50,8 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation import CORE_LABELS, predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
     from ..pipeline import Pipeline, detection_registry
 
+    files = list(args.file) if isinstance(args.file, (list, tuple)) else [args.file]
+    if len(files) > 1:
+        return _run_many(args, files)
     try:
-        path = resolve_data_file(args.file, args.data_dir)
+        path = resolve_data_file(files[0], args.data_dir)
     except FileNotFoundError as exc:
         print(f"plainsight eval: {exc}", file=sys.stderr)
         return 2
@@ -117,11 +124,57 @@ def run(args: argparse.Namespace) -> int:
     }
     if use_llm:
         summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
+    if getattr(args, "by_source", False):
+        from ..evaluation import by_source
+
+        summary["name_by_source"] = by_source(results)
+    summary["_results"] = results
+    if getattr(args, "_collect", None) is not None:
+        args._collect.append(summary)
+        return 0
+    summary.pop("_results")
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=None))
     else:
         print(format_table(summary))
     return 0
+
+
+def _run_many(args: argparse.Namespace, files: list[str]) -> int:
+    """Several files: each scored alone (its own summary), then the NAME figures over all of them
+    (and per source with ``--by-source``)."""
+    import json
+
+    from ..evaluation import by_source, name_summary
+
+    collected: list[dict] = []
+    for f in files:
+        one = argparse.Namespace(**{**vars(args), "file": [f], "_collect": collected, "predictions": None})
+        rc = run(one)
+        if rc:
+            return rc
+    results = [r for s in collected for r in s.pop("_results")]
+    out = {"files": collected, "name_overall": name_summary(results)}
+    if args.by_source:
+        out["name_by_source"] = by_source(results)
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=None))
+        return 0
+    for s in collected:
+        print(format_table(s))
+        print()
+    print(_name_rows("NAME over all files", {"all": out["name_overall"]}))
+    if args.by_source:
+        print(_name_rows("NAME by source", out["name_by_source"]))
+    return 0
+
+
+def _name_rows(title: str, rows: dict) -> str:
+    lines = [title, f"{'':<16}{'turns':>7}{'tp':>6}{'fp':>6}{'fn':>6}{'P':>8}{'R':>8}{'F5':>8}{'FP/100 turns':>14}"]
+    for k, c in rows.items():
+        lines.append(f"{k:<16}{c['turns']:>7}{c['tp']:>6}{c['fp']:>6}{c['fn']:>6}{_f(c['precision']):>8}"
+                     f"{_f(c['recall']):>8}{_f(c['f5']):>8}{c['name_fp_per_100_turns']:>14.2f}")
+    return "\n".join(lines)
 
 
 #: the research's fine-tuned GPT-4o-mini: USD per 1M tokens of the data de-identified (seed 000, cost table)
@@ -190,7 +243,8 @@ def format_table(s: dict) -> str:
     rr = s["residual_risk"]
     lines += [
         "",
-        f"FP per 100 dialogues: {s['fp_per_100_dialogues']:.2f}",
+        f"FP per 100 dialogues: {s['fp_per_100_dialogues']:.2f}   false NAMEs per 100 turns: "
+        f"{s.get('name_fp_per_100_turns', 0.0):.2f}",
         f"leak rate (gold core chars not covered): {_f(s['leak_rate'], 4)}",
         f"residual risk per dialogue: mean {rr['mean']:.3f}  std {rr['std']:.3f}  mean+std {rr['mean_plus_std']:.3f}"
         f"  max {rr['max']:.0f}  dialogues at risk {rr['dialogues_at_risk']}",
@@ -214,4 +268,6 @@ def format_table(s: dict) -> str:
             f"  = ${_f(llm['cost_per_1m_chat_tokens_usd'], 2)} per 1M chat tokens (research's fine-tuned GPT-4o-mini:"
             f" ${llm['seed_cost_per_1m_chat_tokens_usd']:.2f})",
         ]
+    if s.get("name_by_source"):
+        lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)
