@@ -458,3 +458,11 @@ async def test_keys_rotate_never_sets_back_a_state_written_or_erased_during_the_
     assert cb.key_id_of(latest[b"r1"]) == "B" and cb.decrypt(latest[b"r1"], "r1") == b"newer r1"
     assert latest[b"r2"] is None  # erased stays erased
     assert cb.decrypt(latest[b"r3"], "r3") == b"old r3"
+
+
+def test_malformed_secret_settings_never_echo_the_value():
+    for bad in ({"secret": ["topsecret-value"]}, {"keys": ["topsecret-key"]}, {"keys": {"a": ["topsecret-k"]}},
+                {"keys": {"a": "topsecret-not-base64!"}}):
+        with pytest.raises(ValueError) as ei:
+            resolve_secrets(load_settings(surrogate={"secret": "s" * 32, **bad}))
+        assert "topsecret" not in str(ei.value) and "topsecret" not in repr(ei.value)
