@@ -370,25 +370,32 @@ def _get(url: str) -> tuple[int, str]:
 
 @pytest.mark.slow
 async def test_serve_with_a_student_id_from_yaml_only(tmp_path):
-    """`plainsight serve --config` with the issue's YAML (plus where the embedded broker listens):
+    """`plainsight serve --config` with the issue's YAML exactly as written, on the embedded broker:
     detected, same-shape surrogate, consistent in the session, restored in a tutor reply, counted
-    in /metrics, and the raw values nowhere in outputs, logs, DLQ or state."""
-    port, mport = _free_port(), _free_port()
+    in /metrics, and the raw values nowhere in outputs, logs (DEBUG), DLQ or state."""
+    import threading
+
+    mport = _free_port()
     cfg = tmp_path / "school.yaml"
-    cfg.write_text(ISSUE_YAML + f"embedded:\n  port: {port}\nlogging:\n  level: DEBUG\n")
+    cfg.write_text(ISSUE_YAML)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
     proc = subprocess.Popen(PLAINSIGHT + ["serve", "--config", str(cfg), "--metrics-port", str(mport),
                                           "--max-runtime", "150"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**env, **TEST_SECRETS_ENV})
+                            env={**env, **TEST_SECRETS_ENV, "PLAINSIGHT_LOGGING__LEVEL": "DEBUG"})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
     raw = ["S-2024-00042", "S-2023-11111"]
     try:
         deadline = time.monotonic() + 90
         while _get(f"http://127.0.0.1:{mport}/readyz")[0] != 200:
-            assert proc.poll() is None, proc.stdout.read()[-3000:]
+            assert proc.poll() is None, "".join(lines)[-3000:]
             assert time.monotonic() < deadline, "serve did not become ready"
             await asyncio.sleep(0.3)
-        s = load_settings(kafka={"bootstrap_servers": f"127.0.0.1:{port}"}, **secret_overrides())
+        bootstrap = next(m.group(1) for l in list(lines)
+                         if (m := re.search(r"embedded in-memory broker on (\S+:\d+)", l)))
+        s = load_settings(kafka={"bootstrap_servers": bootstrap}, **secret_overrides())
         await produce(s, [
             ("sess-1", turn_bytes("sess-1", 1, f"hi, my student id is {raw[0]}")),
             ("sess-1", turn_bytes("sess-1", 2, f"sorry, it's {raw[0]} not {raw[1]}")),
@@ -415,10 +422,12 @@ async def test_serve_with_a_student_id_from_yaml_only(tmp_path):
     finally:
         proc.terminate()
         try:
-            log_text, _ = proc.communicate(timeout=60)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            log_text, _ = proc.communicate()
+            proc.wait()
+        reader.join(10)
+    log_text = "".join(lines)
     assert proc.returncode == 0, log_text[-3000:]
     assert dlq and json.loads(dlq[0].value)["reason"] == "not_json"
     assert state, "the session's state was persisted"
