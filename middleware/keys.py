@@ -360,10 +360,11 @@ def secrets_overrides(env: dict[str, str]) -> dict:
 def require_worker_secrets(settings) -> None:
     """A worker needs a configured secret (deterministic replays, several workers agreeing) and,
     when it stores state, a state key. Raises :class:`SecretsError` (with how to make them)."""
+    secret, _origin, keys, _active = load_configured(settings)  # reads (and checks) the files too
     missing = []
-    if settings.surrogate.secret is None and not getattr(settings.surrogate, "secret_file", None):
+    if secret is None:
         missing.append("surrogate secret")
-    if settings.session.persist and not settings.surrogate.keys and not getattr(settings.surrogate, "keys_file", None):
+    if settings.session.persist and not keys:
         missing.append("state key")
     if missing:
         raise SecretsError(f"no {' and no '.join(missing)} configured; {HOW_TO}")
