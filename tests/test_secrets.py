@@ -466,3 +466,22 @@ def test_malformed_secret_settings_never_echo_the_value():
         with pytest.raises(ValueError) as ei:
             resolve_secrets(load_settings(surrogate={"secret": "s" * 32, **bad}))
         assert "topsecret" not in str(ei.value) and "topsecret" not in repr(ei.value)
+
+
+def test_a_secret_file_readable_by_others_is_warned_about_by_path_only(tmp_path, caplog):
+    import logging
+
+    from middleware.keys import read_secret_file
+
+    f = tmp_path / "secret"
+    f.write_text("open-secret-" + "w" * 30)
+    os.chmod(f, 0o644)
+    with caplog.at_level(logging.WARNING, logger="middleware.keys"):
+        assert read_secret_file(f).startswith("open-secret-")
+    text = " ".join(r.getMessage() for r in caplog.records)
+    assert "readable by other users" in text and str(f) in text and "open-secret" not in text
+    caplog.clear()
+    os.chmod(f, 0o600)
+    with caplog.at_level(logging.WARNING, logger="middleware.keys"):
+        read_secret_file(f)
+    assert not caplog.records
