@@ -330,6 +330,10 @@ def test_plainsight_recognizer_inside_a_real_analyzer_engine():
     mine = [r for r in res if r.recognition_metadata.get("recognizer_name") == "PlainsightRecognizer"]
     assert mine and "self-introduction" in mine[0].analysis_explanation.textual_explanation
 
+    # names in other scripts, introduced in the turn
+    res = analyzer.analyze(text="привет, меня зовут Дима", language="en", entities=["PERSON"])
+    assert [(r.start, r.end) for r in res if r.recognition_metadata.get("recognizer_name") == "PlainsightRecognizer"] == [(19, 23)]
+
     # session memory: a person introduced in turn 1 is found by a lone lowercase mention later
     memory = names.new_memory()
     with names.session(memory, role="student"):
