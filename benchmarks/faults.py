@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .stream import WorkerProcs, default_data_dir, dialogues_with_values, write_bench_config
+from .stream import WorkerFailed, WorkerProcs, default_data_dir, dialogues_with_values, write_bench_config
 from consumers.broker import EmbeddedBroker
 from consumers.kafka import ensure_topics, make_consumer, make_producer
 from .leak_scan import ValueSet, scan as _scan
@@ -40,7 +40,7 @@ CANARY_LAST = ["Quellin", "Brackwater", "Okonkwo-Reyes", "Vantongeren", "Szczepa
 def scan(values, **kw):
     from surrogate.crypto import MAGIC
 
-    from .bench_stream import bench_secret_values
+    from .stream import bench_secret_values
 
     # the workers' surrogate secret and state key must not appear anywhere either
     kw.setdefault("secrets", bench_secret_values())
@@ -132,7 +132,11 @@ async def _produce(settings, bootstrap, plan, rate: float = 0.0):
         await p.stop()
 
 
-async def read_all(settings, bootstrap, topic, expect: int = 0, timeout: float = 60.0, idle: float = 2.0):
+async def read_all(settings, bootstrap, topic, expect: int = 0, timeout: float = 60.0, idle: float = 2.0,
+                   alive=None):
+    """Records of ``topic`` until ``expect`` arrived and nothing more came for ``idle`` seconds.
+    ``alive`` (e.g. ``WorkerProcs.check_alive``) is called while waiting: a dead worker ends the
+    wait with its error instead of a silent timeout."""
     c = make_consumer(settings, bootstrap, topic, group_id=f"faults-reader-{uuid.uuid4().hex[:8]}",
                       max_poll_records=5000)
     await c.start()
@@ -149,6 +153,8 @@ async def read_all(settings, bootstrap, topic, expect: int = 0, timeout: float =
                 last = time.monotonic()
             if len(out) >= expect and time.monotonic() - last >= idle:
                 break
+            if alive is not None:
+                alive()
     finally:
         await c.stop()
     return out
@@ -177,7 +183,7 @@ class Scenario:
         self.procs = None
         self.metrics_text: list[str] = []
 
-    async def start(self, workers: int = 1):
+    async def start(self, workers: int = 1, values: ValueSet | None = None, ready_timeout: float = 120.0):
         from middleware.config import load_settings
 
         bootstrap = await self.broker.start()
@@ -186,17 +192,22 @@ class Scenario:
         self.settings = load_settings(self.config, kafka={"bootstrap_servers": bootstrap})
         await ensure_topics(self.settings, bootstrap)
         self.procs = WorkerProcs(workers, bootstrap, self.config, self.extra_args, log_dir=self.log_dir, metrics=True)
+        if values is not None:
+            self.procs.mask_values = [v for _k, v in values.all_values()]
         self.procs.start()
+        # a worker that exits or never gets ready fails the scenario now, with its last log lines
+        await asyncio.to_thread(self.procs.wait_ready, ready_timeout)
         return bootstrap
 
     async def wait_outputs(self, n: int, timeout: float = 120.0):
         return await read_all(self.settings, self.broker.bootstrap_servers, self.settings.topics.output, n,
-                              timeout=timeout, idle=1.0)
+                              timeout=timeout, idle=1.0, alive=self.procs.check_alive)
 
     async def collect(self, values: ValueSet, n_expected: int):
         s, b = self.settings, self.broker.bootstrap_servers
-        outs = await read_all(s, b, s.topics.output, n_expected, idle=1.0)
-        logs = await read_all(s, b, s.topics.logs, n_expected, idle=1.0)
+        self.procs.check_alive()
+        outs = await read_all(s, b, s.topics.output, n_expected, idle=1.0, alive=self.procs.check_alive)
+        logs = await read_all(s, b, s.topics.logs, n_expected, idle=1.0, alive=self.procs.check_alive)
         dlq = await read_all(s, b, s.topics.dlq, 0, timeout=10, idle=1.0)
         state = await read_all(s, b, s.topics.state, 0, timeout=20, idle=1.0)
         self.metrics_text = self.procs.scrape_metrics()
@@ -219,13 +230,14 @@ async def sigkill(dialogues, n_turns: int, log_dir: str) -> dict:
     sc = Scenario("sigkill", log_dir)
     plan, values = build_traffic(dialogues, n_turns, 100, sc.prefix)
     try:
-        await sc.start(1)
+        await sc.start(1, values)
         # send at a steady rate, and SIGKILL the worker while turns are still arriving
         sender = asyncio.create_task(_produce(sc.settings, sc.broker.bootstrap_servers, plan, rate=400))
         await read_all(sc.settings, sc.broker.bootstrap_servers, sc.settings.topics.output, len(plan) // 3,
-                       timeout=180, idle=0.0)
+                       timeout=180, idle=0.0, alive=sc.procs.check_alive)
         sc.procs.kill_one(0)
         sc.procs.start_one()
+        await asyncio.to_thread(sc.procs.wait_ready)
         await sender
         outs, logs, dlq, state = await sc.collect(values, len(plan))
         worker_logs = sc.worker_logs()
@@ -249,7 +261,7 @@ async def broker_restart(dialogues, n_turns: int, log_dir: str) -> dict:
     plan, values = build_traffic(dialogues, n_turns, 50, sc.prefix)
     before, after = plan[: len(plan) // 2], plan[len(plan) // 2:]
     try:
-        await sc.start(1)
+        await sc.start(1, values)
         await _produce(sc.settings, sc.broker.bootstrap_servers, before)
         await sc.wait_outputs(len(before) // 3, timeout=120)
         t0 = time.monotonic()
@@ -289,7 +301,7 @@ async def llm_outage(dialogues, n_turns: int, log_dir: str) -> dict:
     plan, values = build_traffic(dialogues, n_turns, 50, sc.prefix, canary_every=5)
     os.environ.setdefault("OPENAI_API_KEY", "sk-unused")
     try:
-        await sc.start(1)
+        await sc.start(1, values)
         await _produce(sc.settings, sc.broker.bootstrap_servers, plan)
         outs, logs, dlq, state = await sc.collect(values, len(plan))
         worker_logs = sc.worker_logs()
@@ -313,7 +325,7 @@ async def hostile(n: int, log_dir: str) -> dict:
     for v in canary_values:
         values.add("hostile-canary", v, "canary")
     try:
-        await sc.start(1)
+        await sc.start(1, values)
         pid = sc.procs.procs[0].pid
         proc = psutil.Process(pid)
         await asyncio.sleep(1.0)
@@ -369,7 +381,10 @@ async def run_all(data_dir: Path, turns: int, hostile_n: int, only: list[str] | 
             d = os.path.join(tmp, name)
             os.makedirs(d)
             t0 = time.monotonic()
-            out[name] = await fn(d)
+            try:
+                out[name] = await fn(d)
+            except WorkerFailed as exc:  # no result to report: say so, with the worker's last log lines
+                out[name] = exc.report()
             out[name]["seconds"] = round(time.monotonic() - t0, 1)
     out["total_leaks"] = sum(v["leak_scan"]["leaks"] for v in out.values() if isinstance(v, dict) and "leak_scan" in v)
     return out

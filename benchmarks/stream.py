@@ -215,10 +215,14 @@ class WorkerProcs:
         self.metrics = metrics
         self.metrics_ports: list[int] = []
         self._secret_env = bench_secret_env(config_path)
+        #: indices of workers stopped on purpose (kill_one): their exit is not a failure
+        self.killed: set[int] = set()
+        #: values that must never be shown (raw input values): masked in log tails
+        self.mask_values: list[str] = []
 
     def start_one(self) -> subprocess.Popen:
         if self.metrics:
-            from .broker import free_port
+            from consumers.broker import free_port
 
             port = free_port()
             self.metrics_ports.append(port)
@@ -259,9 +263,61 @@ class WorkerProcs:
     def kill_one(self, i: int = 0) -> None:
         """SIGKILL worker ``i`` (fault injection) and wait for it to die."""
         p = self.procs[i]
+        self.killed.add(i)
         if p.poll() is None:
             p.kill()
             p.wait(10)
+
+    def log_tail(self, i: int, lines: int = 15) -> list[str]:
+        """The last lines of worker ``i``'s log, with any known input value masked (logs carry no
+        PII by design; this is a second line of defence, since a failure report is printed)."""
+        if not self.log_dir:
+            return []
+        try:
+            text = (Path(self.log_dir) / f"worker-{i}.log").read_text(errors="replace")
+        except OSError:
+            return []
+        tail = [ln for ln in text.splitlines() if ln.strip()][-lines:]
+        for v in sorted(self.mask_values, key=len, reverse=True):
+            if len(v) >= 3:
+                tail = [ln.replace(v, "[masked]") for ln in tail]
+        return tail
+
+    def check_alive(self) -> None:
+        """Raise :class:`WorkerFailed` if a worker exited that was not stopped on purpose."""
+        for i, p in enumerate(self.procs):
+            if i not in self.killed and p.poll() is not None:
+                raise WorkerFailed(f"worker {i} exited with status {p.returncode}", self.log_tail(i))
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until every running worker answers /readyz (metrics on) or, without metrics, has stayed up
+        for a few seconds. Raises :class:`WorkerFailed` with the worker's last log lines when one
+        exits or is not ready within ``timeout`` (a dead worker must not read as "0 outputs")."""
+        import urllib.error
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        pending = {i for i in range(len(self.procs)) if i not in self.killed}
+        settle = time.monotonic() + 3.0
+        while pending:
+            self.check_alive()
+            for i in sorted(pending):
+                if not self.metrics:
+                    if time.monotonic() >= settle:
+                        pending.discard(i)
+                    continue
+                port = self.metrics_ports[i] if i < len(self.metrics_ports) else None
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                        if r.status == 200:
+                            pending.discard(i)
+                except (OSError, urllib.error.URLError):
+                    pass
+            if pending and time.monotonic() > deadline:
+                i = min(pending)
+                raise WorkerFailed(f"worker {i} not ready after {timeout:.0f} s", self.log_tail(i))
+            if pending:
+                time.sleep(0.25)
 
     def stop(self, timeout: float = 30.0) -> None:
         for p in self.procs:
@@ -280,6 +336,17 @@ class WorkerProcs:
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs if p.poll() is None]
+
+
+class WorkerFailed(RuntimeError):
+    """A benchmark worker exited or never became ready: the run has no result to report."""
+
+    def __init__(self, message: str, log_tail: list[str]) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
+    def report(self) -> dict:
+        return {"failed": str(self), "worker_log_tail": self.log_tail}
 
 
 def write_bench_config(settings_overrides: dict, topics_prefix: str, partitions: int, group: str) -> str:
@@ -367,7 +434,8 @@ async def run_stream(
         await producer.flush()
         await read_until(lambda: all(k in received for k in warm), time.monotonic() + warmup_s)
         if not all(k in received for k in warm):
-            raise RuntimeError("workers did not come up within the warm-up time")
+            procs.check_alive()  # a worker that died says why (its last log lines)
+            raise WorkerFailed("workers did not come up within the warm-up time", procs.log_tail(0))
         await asyncio.sleep(1.0)
         received.clear()
         stamps.clear()

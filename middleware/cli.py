@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("middleware.commands.eval", "score the detection cascade on a labelled dialogue file"),
     "bench": ("middleware.commands.bench", "benchmarks: detect, stream, faults"),
     "forget": ("middleware.commands.forget", "erase a session's stored state (right to erasure)"),
+    "llm": ("middleware.commands.llm", "LLM stage tools: export-finetune (OpenAI fine-tuning JSONL with the stage's prompts)"),
     "keys": ("middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
 }
 

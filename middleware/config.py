@@ -290,7 +290,20 @@ class _YamlSource(PydanticBaseSettingsSource):
         bad = unknown_keys(data)
         if bad:
             raise ConfigError(f"config file {path}: " + "; ".join(bad))
+        _resolve_recognizer_files(data, Path(path).expanduser().resolve().parent)
         return data
+
+
+def _resolve_recognizer_files(data: dict[str, Any], base: Path) -> None:
+    """``detection.recognizers[].presidio_yaml`` paths in a config file are relative to that file."""
+    det = data.get("detection")
+    if not isinstance(det, dict) or not isinstance(det.get("recognizers"), list):
+        return
+    for r in det["recognizers"]:
+        if isinstance(r, dict) and isinstance(r.get("presidio_yaml"), str):
+            p = Path(r["presidio_yaml"]).expanduser()
+            if not p.is_absolute():
+                r["presidio_yaml"] = str(base / p)
 
 
 def load_yaml(path: Path) -> dict[str, Any]:

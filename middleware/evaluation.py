@@ -295,6 +295,8 @@ class DialogueResult:
     turns: int = 0
     empty_turns: int = 0
     detect_ms: list[float] = field(default_factory=list)
+    #: the dialogue's ``source`` field (``--by-source``), "" when absent
+    source: str = ""
 
 
 def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS) -> dict[str, Any]:
@@ -357,6 +359,10 @@ def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS
         "overall": overall.scores(),
         "per_label": {lab: per_label[lab].scores() for lab in labels if lab in per_label},
         "fp_per_100_dialogues": (100.0 * overall.fp / n) if n else 0.0,
+        # false NAMEs per 100 scored (non-empty) turns: the figure for chat with no private person
+        # named at all (topicalchat), where precision is 0 by construction
+        "name_fp_per_100_turns": _per_100(per_label.get("NAME", Counts()).fp, n_turns - n_empty),
+        "fp_per_100_turns": _per_100(overall.fp, n_turns - n_empty),
         # NAME false positives by the evidence the cascade decided on: "direct" (a greeting or
         # vocative: "hi cody", "Bye Sofia.") and "intro" ("My name is Kiara") are people the gold
         # leaves unmarked far more often than detection errors; see docs/names.md
@@ -374,6 +380,28 @@ def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS
         "ms_per_turn_p50": percentile(ms, 50),
         "ms_per_turn_p99": percentile(ms, 99),
     }
+
+
+def _per_100(count: int, turns: int) -> float:
+    return round(100.0 * count / turns, 3) if turns else 0.0
+
+
+def name_summary(results: list[DialogueResult]) -> dict[str, Any]:
+    """NAME figures only (P, R, F1, F5, tp/fp/fn, false names per 100 turns) of a list of dialogues."""
+    c = Counts()
+    turns = 0
+    for d in results:
+        c.add(match_spans(d.gold, d.pred, ("NAME",)).per_label.get("NAME", Counts()))
+        turns += d.turns - d.empty_turns
+    return {"dialogues": len(results), "turns": turns, **c.scores(), "name_fp_per_100_turns": _per_100(c.fp, turns)}
+
+
+def by_source(results: list[DialogueResult]) -> dict[str, dict[str, Any]]:
+    """:func:`name_summary` per dialogue ``source`` (``plainsight eval --by-source``)."""
+    groups: dict[str, list[DialogueResult]] = defaultdict(list)
+    for d in results:
+        groups[d.source or "-"].append(d)
+    return {src: name_summary(rs) for src, rs in sorted(groups.items())}
 
 
 def _group_recall(groups: dict[str, Counts]) -> dict[str, dict[str, Any]]:
@@ -494,7 +522,8 @@ def _dialogue_steps(dialogue: dict, index: int, t0: float):
     """Generator shared by the sync and async runners: yields the result record first, then each
     InputTurn, and receives that turn's TurnResult back (``send``)."""
     sid = str(dialogue.get("id") or f"dialogue-{index}")
-    res = DialogueResult(id=sid, meta=dialogue.get("meta") or {}, gold=gold_ents(dialogue), pred=[])
+    res = DialogueResult(id=sid, meta=dialogue.get("meta") or {}, gold=gold_ents(dialogue), pred=[],
+                         source=str(dialogue.get("source") or ""))
     yield res
     for i, it, text in _dialogue_turns(dialogue, index, t0):
         res.turns += 1

@@ -54,8 +54,12 @@ HOW_TO = (
 MIN_SECRET_BYTES = 16
 
 
-class SecretsError(ValueError):
-    """Secrets missing, unreadable or malformed. The message never holds secret material."""
+from .config import UsageError
+
+
+class SecretsError(UsageError):
+    """Secrets missing, unreadable or malformed (a user's mistake: one line, exit 2). The message
+    never holds secret material."""
 
 
 @dataclass
@@ -78,12 +82,17 @@ class SecretsStatus:
 
     def describe(self) -> str:
         """One log line: where the secret came from and which key ids are loaded (never values)."""
+        origin = {"configuration": "from the configuration or environment"}.get(self.secret_origin, self.secret_origin)
+        if self.secret_origin.startswith("file "):
+            origin = "from " + self.secret_origin
         if self.keys_source == "none":
-            keys = "no state keys (state not stored)"
+            keys = "no state key (no state stored)"
         else:
             ids = ", ".join(f"{k} (active)" if k == self.active_key_id else k for k in self.key_ids)
-            keys = f"state keys {self.keys_source}: {ids}"
-        return f"surrogate secret {self.secret_source} ({self.secret_origin}); {keys}"
+            how = {"configured": "loaded", "ephemeral": "random for this process",
+                   "insecure-dev": "PUBLIC development key"}[self.keys_source]
+            keys = f"state keys ({how}): {ids}"
+        return f"surrogate secret: {origin}; {keys}"
 
 
 # ------------------------------------------------------------------------------------ files
@@ -286,11 +295,11 @@ def resolve_secrets(
 
     if secret is None:
         if insecure_dev_keys:
-            secret, status.secret_source, status.secret_origin = DEV_SECRET, "insecure-dev", "public development value"
+            secret, status.secret_source, status.secret_origin = DEV_SECRET, "insecure-dev", "PUBLIC development value"
         else:
             secret, status.secret_source, status.secret_origin = new_secret(), "ephemeral", "random for this process"
     elif secret == DEV_SECRET:
-        status.secret_source, status.secret_origin = "insecure-dev", "public development value"
+        status.secret_source, status.secret_origin = "insecure-dev", "PUBLIC development value"
     elif len(secret.encode("utf-8")) < MIN_SECRET_BYTES:
         raise SecretsError(f"the surrogate secret is shorter than {MIN_SECRET_BYTES} bytes; {HOW_TO}")
 
@@ -355,10 +364,11 @@ def secrets_overrides(env: dict[str, str]) -> dict:
 def require_worker_secrets(settings) -> None:
     """A worker needs a configured secret (deterministic replays, several workers agreeing) and,
     when it stores state, a state key. Raises :class:`SecretsError` (with how to make them)."""
+    secret, _origin, keys, _active = load_configured(settings)  # reads (and checks) the files too
     missing = []
-    if settings.surrogate.secret is None and not getattr(settings.surrogate, "secret_file", None):
+    if secret is None:
         missing.append("surrogate secret")
-    if settings.session.persist and not settings.surrogate.keys and not getattr(settings.surrogate, "keys_file", None):
+    if settings.session.persist and not keys:
         missing.append("state key")
     if missing:
         raise SecretsError(f"no {' and no '.join(missing)} configured; {HOW_TO}")

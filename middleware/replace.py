@@ -86,3 +86,21 @@ class TagReplacer:
         else:
             values = [self.tag_for(text[s.start : s.end], s.label, state) for s in spans]
         return apply_replacements(text, spans, values)
+
+
+_JOINABLE = frozenset(" \t\r\n,;")
+
+
+def merge_adjacent(text: str, spans: list[Span], labels: frozenset[str] = frozenset({"ADDRESS"})) -> list[Span]:
+    """Join spans of ``labels`` separated only by spaces, commas or line breaks: the detector
+    reports an address block part by part (as labelled data does), but one address must become
+    one surrogate address, not a patchwork of fake parts."""
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        prev = out[-1] if out else None
+        if (prev is not None and prev.label == s.label and s.label in labels and prev.end <= s.start
+                and all(ch in _JOINABLE for ch in text[prev.end : s.start])):
+            out[-1] = Span(prev.start, s.end, prev.label, prev.source, max(prev.score, s.score))
+        else:
+            out.append(s)
+    return out

@@ -23,7 +23,7 @@ PERSISTED_EXTRA = ("journal", "llm_context")
 
 
 #: Detector-memory fields that change every turn without changing what later turns produce.
-_PER_TURN_MEMORY = frozenset({"turns", "doubts", "doubts_turn"})
+_PER_TURN_MEMORY = frozenset({"turns", "doubts", "doubts_turn", "keeps", "keeps_turn"})
 
 
 class Cipher(Protocol):

@@ -38,13 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from name_data import NamePool, mark_characters, read, refill  # noqa: E402
 
-FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth")
+FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth", "topicalchat")
 
 
 def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int], list[str]]:
     """Features and labels of every model candidate, running the cascade turn by turn."""
     from middleware.detection.base import TurnContext
-    from middleware.detection.cascade import _CONTAINERS as CONTAINERS
+    from middleware.detection.name_recognizer import CONTAINER_LABELS as CONTAINERS
 
     X: list[list[str]] = []
     y: list[int] = []
@@ -145,6 +145,7 @@ def train(X: list[list[str]], y: list[int], features: list[str], l2: float, epoc
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", default=",".join(FILES))
+    ap.add_argument("--exclude", default="", help="leave these sources out (leave-one-source-out evaluation: scripts/loso_names.py)")
     ap.add_argument("--copies", type=int, default=3, help="name-refilled copies of each tune dialogue")
     ap.add_argument("--char-copies", type=int, default=3, help="copies of word-problem dialogues without their problem text")
     ap.add_argument("--lower", type=float, default=0.1, help="probability that a refilled person is typed in lowercase")
@@ -170,9 +171,12 @@ def main() -> int:
     random.seed(args.seed)
     pool = NamePool(args.seed)
     data: list[dict] = []
-    for f in args.files.split(","):
+    files = [f for f in args.files.split(",") if f and f not in set(args.exclude.split(","))]
+    for f in files:
         ds = read(f, "tune")
         data.extend(ds)
+        if not any(s.get("label") == "NAME" for d in ds for s in d.get("spans") or []):
+            continue  # no private person named (topicalchat): nothing to re-fill, the dialogues once
         for _ in range(args.copies):
             data.extend(refill(d, pool, args.lower) for d in ds)
         # word-problem dialogues again without their problem text: the characters' names (re-filled)
@@ -194,7 +198,7 @@ def main() -> int:
         feats = select_features(X, src, args.min_count, args.min_sources)
         weights, bias = train(X, y, feats, args.l2, args.epochs, args.seed, wts, args.lexical_l2)
         model = NameModel(weights, bias, args.threshold,
-                          {"trained_on": "tune split of " + args.files, "copies": args.copies, "char_copies": args.char_copies, "lower": args.lower,
+                          {"trained_on": "tune split of " + ",".join(files), "copies": args.copies, "char_copies": args.char_copies, "lower": args.lower,
                            "l2": args.l2, "epochs": args.epochs, "min_count": args.min_count, "min_sources": args.min_sources,
                            "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "lexical_l2": args.lexical_l2,
                            "seed": args.seed,

@@ -87,6 +87,7 @@ def surrogate_norm(label: str, surrogate: str, aux: str = "") -> str:
 _OBF_AT = re.compile(r"(?i)\s*[\[\(\{<]\s*at\s*[\]\)\}>]\s*|\s+at\s+|\s+@\s+")
 _OBF_SEP = re.compile(r"(?i)\s*[\[\(\{<]\s*(dot|underscore|dash)\s*[\]\)\}>]\s*|\s+(dot|underscore|dash)\s+")
 _SEP_CHAR = {"dot": ".", "underscore": "_", "dash": "-"}
+_OBF_GATE = re.compile(r"[\s\[\(\{<]")
 
 
 class EmailStyle:
@@ -120,6 +121,8 @@ class EmailStyle:
 def email_style(value: str) -> EmailStyle | None:
     """The style of an obfuscated e-mail address, or None for a plain one (or not an address)."""
     v = value.strip()
+    if "@" in v and not _OBF_GATE.search(v):
+        return None  # a plain address (the common case: no spaces, no brackets)
     if re.fullmatch(r"(?:\S ){4,}\S", v) and "@" in v:
         return EmailStyle(v.replace(" ", ""), "@", {}, ".", True)
     ats = list(_OBF_AT.finditer(v))

@@ -14,6 +14,11 @@ from middleware.pipeline import Pipeline
 from .replacer import SurrogateReplacer
 
 
+def build_replacer(settings: Settings) -> SurrogateReplacer:
+    """The surrogate replacer (it also serves the ``tag`` and ``redact`` modes)."""
+    return SurrogateReplacer.from_settings(settings)
+
+
 def build_pipeline(settings: Settings | None = None, **kw: Any) -> Pipeline:
     """``Pipeline(settings, replacer=SurrogateReplacer.from_settings(settings), **kw)``; ``kw`` may
     also pass ``detector``, ``llm`` or another ``replacer``."""

@@ -40,7 +40,7 @@ from middleware.schemas import EntityOut
 
 from . import generators as G
 from .keyed import KeyedRandom, derive
-from .names import NameTables, fold, load_tables
+from .names import NameInfo, NameTables, fold, load_tables
 from .state import SessionMapping, ValueEntry
 from .text import apply_case, case_pattern, common_words, damerau1, split_camel, words_near
 
@@ -88,6 +88,8 @@ class SurrogateReplacer:
         if not self._secret:
             raise ValueError("surrogate secret is empty")
         self._tables = tables
+        self._origins = None
+        self._group_pools: dict[tuple, tuple[str, ...]] = {}
         self.fuzzy_names = fuzzy_names
         self.fuzzy_min_length = fuzzy_min_length
         self._tagger = TagReplacer()
@@ -130,6 +132,50 @@ class SurrogateReplacer:
         if self._tables is None:
             self._tables = load_tables()
         return self._tables
+
+    @property
+    def origins(self):
+        """Language / country groups of names (``surrogate/origin.py``), loaded on first use."""
+        if self._origins is None:
+            from .origin import load_origins
+
+            self._origins = load_origins()
+        return self._origins
+
+    def _group_pool(self, group: str, role: str, gender: str | None, base: str, region: str | None = None) -> tuple[str, ...]:
+        """Surrogate candidates of a name's language / country group: letters only, not everyday
+        words; a whole name (surname + given name) for a one-token Chinese / Korean name. With the
+        UN region the tables give the original, the group's names the tables put in that region
+        when there are enough (the Spanish lists hold names of Spain and of the Americas)."""
+        from .origin import UNSPACED
+
+        whole = group in UNSPACED and role != "last" and len(base) >= 2
+        key = (group, role if role == "last" else "first", gender, whole, region)
+        got = self._group_pools.get(key)
+        if got is None:
+            if region is not None and region is not _ALL:
+                wide = self._group_pool(group, role, gender, base, _ALL)
+                same = tuple(n for n in wide if (self.tables.classify(n) or _NO_INFO).region == region)
+                got = same if len(same) >= 20 else wide
+            else:
+                o = self.origins
+                raw = o.full_pool(group, gender) if whole else o.pool(group, "last" if role == "last" else "first", gender)
+                common = common_words()
+                got = tuple(n for n in raw if n.isalpha() and len(n) >= (2 if not n.isascii() else 3)
+                            and fold(n) not in common and not (self.tables.classify(n) or _NO_INFO).wordlike)
+            self._group_pools[key] = got
+        if region is _ALL:
+            return got
+        if role == "last" and group in _GENDERED_SURNAMES:
+            # "Иванов" / "Иванова", "Novák" / "Nováková": a surname keeps the grammatical gender of the original
+            fem = _FEMININE_SURNAME.search(base) is not None
+            gkey = (*key, fem)
+            same = self._group_pools.get(gkey)
+            if same is None:
+                same = tuple(n for n in got if (_FEMININE_SURNAME.search(n) is not None) == fem)
+                same = self._group_pools[gkey] = same if len(same) >= 20 else got
+            return same
+        return got
 
     # ---- Replacer protocol ---------------------------------------------------------------
     def new_state(self, session_id: str) -> SessionMapping:
@@ -267,11 +313,25 @@ class SurrogateReplacer:
         # Person context: gender/region of the first name, region of the last name.
         first_g = groups[roles.index("first")] if "first" in roles else None
         last_g = groups[roles.index("last")] if "last" in roles else None
-        person_region = None
+        person_region = person_group = None
         if any(state.name_surrogate(it["base"]) is None for it in items if it["type"] == "name"):
             first_info = self.tables.classify(items[first_g[0]]["base"]) if first_g else None
             last_info = self.tables.classify(items[last_g[-1]]["base"]) if last_g else None
             person_region = (first_info.region if first_info else None) or (last_info.region if last_info else None)
+            # the language / country group ("Jürgen Müller": German), finer than the UN region
+            if first_g or last_g:
+                person_group = self.origins.person_group(items[first_g[0]]["base"] if first_g else None,
+                                                         items[last_g[-1]]["base"] if last_g else None)
+            else:
+                person_group = next((self.origins.group_of(it["base"]) for it in items if it["type"] == "name"), None)
+            if person_group is not None:
+                from .origin import HOME_REGIONS
+
+                known = {i.region for i in (first_info, last_info) if i is not None}
+                if not (first_g or last_g):
+                    known = {i.region for it in items if it["type"] == "name" and (i := self.tables.classify(it["base"]))}
+                if known and not known & HOME_REGIONS.get(person_group, known):
+                    person_group = None  # the tables place the person's names elsewhere: the region decides
 
         first_key = items[first_g[0]]["fold"] if first_g else None
         last_key = items[last_g[-1]]["fold"] if last_g else None
@@ -286,7 +346,8 @@ class SurrogateReplacer:
                 prefer[last_g[-1]] = got[0]
         for i, it in enumerate(items):
             if it["type"] == "name":
-                it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i))
+                it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i),
+                                             group=person_group)
         if first_key and last_key:
             state.add_person(_canon(state, first_key), _canon(state, last_key))
         return self._render_name(value, items, state, first_key, last_key)
@@ -345,6 +406,7 @@ class SurrogateReplacer:
         state: SessionMapping,
         pending: dict,
         prefer_initial: str | None = None,
+        group: str | None = None,
     ) -> str:
         key = fold(base)
         canon = state.aliases.get(key, key)
@@ -366,10 +428,16 @@ class SurrogateReplacer:
                 region = person_region or info.region
             pool = self.tables.first_pool(gender, region)
             wide = self.tables.any_first()
+            if group is not None:
+                g_gender = gender if gender != "N" else (self.origins.gender(group, base) or self.origins.gender(group, base[1:])
+                                                         or "N")  # "王伟": the given name 伟 tells
+                pool = _group_or(self._group_pool(group, role, g_gender, base, region), pool)
         else:
             region = info.region if info is not None else person_region
             pool = self.tables.last_pool(region)
             wide = self.tables.any_last()
+            if group is not None:
+                pool = _group_or(self._group_pool(group, "last", None, base, region), pool)
         real_now = pending.get("NAME", ())
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(
@@ -656,6 +724,17 @@ class SurrogateReplacer:
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
+_NO_INFO = NameInfo("N", "", "f")
+_ALL = "*"  # _group_pool: the group's whole pool, before the surname-gender choice
+#: Groups whose surnames change with gender, and the feminine endings ("-ова", "-ová", "-ska").
+_GENDERED_SURNAMES = frozenset({"Russian", "Ukrainian", "Bulgarian", "Czech-Slovak", "Polish", "Baltic"})
+_FEMININE_SURNAME = re.compile(r"(?:[аяa]|ová|ská|cká|ska|cka|dzka|ienė|aitė|ytė|ūtė|ova|eva)$", re.IGNORECASE)
+
+
+def _group_or(group_pool: tuple[str, ...], pool: tuple[str, ...]) -> tuple[str, ...]:
+    """The group's pool when it is large enough to choose from, else the region's."""
+    return group_pool if len(group_pool) >= 20 else pool
 
 _DEV_SECRET = "plainsight-dev-secret-change-me"
 _WARNED: set[str] = set()

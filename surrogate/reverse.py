@@ -62,11 +62,17 @@ def _digits_pattern(digits: str, layout: str | None = None) -> str:
     return "".join(out)
 
 
+_UNSPACED_NAME = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u3040-\u30ff]+")
+
+
 def _build(state: SessionMapping) -> _Matcher:
     alts: list[tuple[int, str, _Target]] = []
     for key, sur in state.names.items():
         t = _Target("name", "NAME", sur, state.name_real.get(key, key))
-        alts.append((len(sur), r"(?<!\w)" + re.escape(sur) + r"(?!\w)", t))
+        if _UNSPACED_NAME.fullmatch(sur):  # "李娜" inside "我叫李娜": no word boundaries in Chinese / Korean
+            alts.append((len(sur), re.escape(sur), t))
+        else:
+            alts.append((len(sur), r"(?<!\w)" + re.escape(sur) + r"(?!\w)", t))
     # Initials: "E. Sula" → "J. Smith" (the letter alone is replaced; its dot stays). Matched
     # case-sensitively: a lone lower-case "a" before a surname is an article, not an initial.
     for f, l in state.people:

@@ -106,6 +106,28 @@ def test_imports_follow_the_layers():
     assert not bad, "imports against the layer order:\n" + "\n".join(sorted(bad))
 
 
+#: (importer prefix, imported prefix) pairs forbidden inside a layer
+FORBIDDEN = [
+    # the refiner (LLM stage) knows nothing of the pipeline that calls it (middleware/refine.py)
+    ("middleware.llm", "middleware.pipeline"),
+    # the core detection, sessions and schemas know nothing of the LLM stage or the pipeline
+    ("middleware.detection", "middleware.llm"),
+    ("middleware.detection", "middleware.pipeline"),
+]
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_no_forbidden_imports_inside_the_core():
+    known, edges = graph()
+    bad = [f"{known[mod].relative_to(ROOT)}:{line}: {mod} imports {dep}"
+           for mod, deps in edges.items() for dep, line in deps
+           for a, b in FORBIDDEN if _under(mod, a) and _under(dep, b)]
+    assert not bad, "forbidden imports:\n" + "\n".join(sorted(bad))
+
+
 def find_cycles(edges: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}

@@ -31,6 +31,7 @@ def test_demo_runs_on_embedded_defaults_and_exits_0():
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["turns_received"] == summary["turns_sent"] > 20
     assert summary["broker"] == "embedded"
+    assert "random surrogate secret and state key for this run" in proc.stderr  # says so (issue #16)
     assert summary["entities"].get("NAME", 0) > 5 and summary["entities"].get("EMAIL", 0) >= 1
     assert summary["e2e_p99_ms"] > 0
 

@@ -236,3 +236,18 @@ async def test_pipeline_rejected_greeting_is_forgotten_confirmed_one_becomes_cer
         assert len(fake_llm.requests) > n
     finally:
         await p.aclose()
+
+
+async def test_confirmed_doubtful_span_takes_the_models_extent(fake_llm):
+    # the fast pass guessed "Maria Lopez" (doubtful); the model marks "Maria" only: "Lopez" is left out
+    text = "ask Maria Lopez Street about it"
+    fake_llm.gold = {"Maria": "NAME"}
+    stage = make_stage(fake_llm.base_url, verifier="off", gate="uncertain")
+    try:
+        out = await stage.refine(text, CTX, [Span(4, 15, "NAME", "names", 0.8, "context")], [], [])
+        assert texts(text, out.spans) == ["Maria"] and out.confirmed
+        # a certain span keeps its own extent (union with the model's)
+        out = await stage.refine(text, CTX, [Span(4, 15, "NAME", "names", 0.95, "memory")], [], [], keeps=[])
+        assert texts(text, out.spans) == ["Maria Lopez"]
+    finally:
+        await stage.aclose()

@@ -170,8 +170,8 @@ async def test_async_refine_returns_at_once_and_refines_logs_in_order(fake_llm, 
 async def test_async_refine_failure_marks_logs_degraded(cascade):
     p = build_pipeline(settings(closed_port_url(), policy="async-refine", gate="all"), detector=cascade)
     try:
-        r = await p.process(turn("s", 0, "In this question, Heloise is painting a rectangular brick."))
-        # the fast pass keeps a doubtful story character (a candidate for the model) ...
+        r = await p.process(turn("s", 0, "Heloise has 3 apples and buys 2 more. How many apples does Heloise have now?", role="tutor"))
+        # the fast pass keeps a story character (a doubtful keep for the model) ...
         assert not r.deid.degraded and "Heloise" in r.deid.text
         logs = await r.final_logs()
     finally:

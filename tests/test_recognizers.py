@@ -267,6 +267,21 @@ async def test_presidio_yaml_file_and_predefined_recognizer_in_the_worker(make_s
     assert re.fullmatch(r"[a-z]{2}-[a-z]{3}\d{4}", out.text[login.start:login.end])
 
 
+def test_presidio_yaml_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "recs.yaml").write_text(PRESIDIO_YAML)
+    cfg = tmp_path / "conf" / "plainsight.yaml"
+    cfg.write_text("detection:\n  recognizers:\n    - {presidio_yaml: recs.yaml, labels: {DISTRICT_LOGIN: USERNAME}}\n")
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(cfg, **secret_overrides())
+    reg = RecognizerRegistry.from_settings(s.detection)
+    rec = reg.find("District_login_recognizer")
+    assert rec.labels == ("USERNAME",) and reg.added_labels == ()
+    hit = rec.analyze("my login: dl-xyz0042")
+    assert [(h.label, h.evidence) for h in hit] == [("USERNAME", "district login+context")]
+    assert hit[0].score == 0.95
+
+
 def test_presidio_predefined_by_name_detects_what_the_builtins_do_not(tmp_path):
     s = _settings(tmp_path, "detection:\n  presidio_recognizers: [CreditCardRecognizer, IpRecognizer, "
                             "{name: UsSsnRecognizer, label: SSN}]\n")
@@ -315,6 +330,10 @@ def test_plainsight_recognizer_inside_a_real_analyzer_engine():
     mine = [r for r in res if r.recognition_metadata.get("recognizer_name") == "PlainsightRecognizer"]
     assert mine and "self-introduction" in mine[0].analysis_explanation.textual_explanation
 
+    # names in other scripts, introduced in the turn
+    res = analyzer.analyze(text="привет, меня зовут Дима", language="en", entities=["PERSON"])
+    assert [(r.start, r.end) for r in res if r.recognition_metadata.get("recognizer_name") == "PlainsightRecognizer"] == [(19, 23)]
+
     # session memory: a person introduced in turn 1 is found by a lone lowercase mention later
     memory = names.new_memory()
     with names.session(memory, role="student"):
@@ -324,6 +343,17 @@ def test_plainsight_recognizer_inside_a_real_analyzer_engine():
         res = analyzer.analyze(text="jildau got 5", language="en", entities=["PERSON"], return_decision_process=True)
     assert [(r.start, r.end) for r in res] == [(0, 6)]
     assert "confirmed in this conversation" in res[0].analysis_explanation.textual_explanation
+
+
+def test_the_readme_presidio_example_runs():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "presidio_names.py"
+    proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("PERSON 17 22") and "self-introduction" in lines[0]
+    assert lines[1:] == ["student ['jildau']", "tutor ['jildau']"]
 
 
 # --------------------------------------------------------------------------- serve, end to end
@@ -344,25 +374,32 @@ def _get(url: str) -> tuple[int, str]:
 
 @pytest.mark.slow
 async def test_serve_with_a_student_id_from_yaml_only(tmp_path):
-    """`plainsight serve --config` with the issue's YAML (plus where the embedded broker listens):
+    """`plainsight serve --config` with the issue's YAML exactly as written, on the embedded broker:
     detected, same-shape surrogate, consistent in the session, restored in a tutor reply, counted
-    in /metrics, and the raw values nowhere in outputs, logs, DLQ or state."""
-    port, mport = _free_port(), _free_port()
+    in /metrics, and the raw values nowhere in outputs, logs (DEBUG), DLQ or state."""
+    import threading
+
+    mport = _free_port()
     cfg = tmp_path / "school.yaml"
-    cfg.write_text(ISSUE_YAML + f"embedded:\n  port: {port}\nlogging:\n  level: DEBUG\n")
+    cfg.write_text(ISSUE_YAML)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
     proc = subprocess.Popen(PLAINSIGHT + ["serve", "--config", str(cfg), "--metrics-port", str(mport),
                                           "--max-runtime", "150"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**env, **TEST_SECRETS_ENV})
+                            env={**env, **TEST_SECRETS_ENV, "PLAINSIGHT_LOGGING__LEVEL": "DEBUG"})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
     raw = ["S-2024-00042", "S-2023-11111"]
     try:
         deadline = time.monotonic() + 90
         while _get(f"http://127.0.0.1:{mport}/readyz")[0] != 200:
-            assert proc.poll() is None, proc.stdout.read()[-3000:]
+            assert proc.poll() is None, "".join(lines)[-3000:]
             assert time.monotonic() < deadline, "serve did not become ready"
             await asyncio.sleep(0.3)
-        s = load_settings(kafka={"bootstrap_servers": f"127.0.0.1:{port}"}, **secret_overrides())
+        bootstrap = next(m.group(1) for l in list(lines)
+                         if (m := re.search(r"embedded in-memory broker on (\S+:\d+)", l)))
+        s = load_settings(kafka={"bootstrap_servers": bootstrap}, **secret_overrides())
         await produce(s, [
             ("sess-1", turn_bytes("sess-1", 1, f"hi, my student id is {raw[0]}")),
             ("sess-1", turn_bytes("sess-1", 2, f"sorry, it's {raw[0]} not {raw[1]}")),
@@ -389,10 +426,12 @@ async def test_serve_with_a_student_id_from_yaml_only(tmp_path):
     finally:
         proc.terminate()
         try:
-            log_text, _ = proc.communicate(timeout=60)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            log_text, _ = proc.communicate()
+            proc.wait()
+        reader.join(10)
+    log_text = "".join(lines)
     assert proc.returncode == 0, log_text[-3000:]
     assert dlq and json.loads(dlq[0].value)["reason"] == "not_json"
     assert state, "the session's state was persisted"

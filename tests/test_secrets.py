@@ -184,6 +184,13 @@ async def test_serve_against_a_broker_with_default_config_exits_2_and_produces_n
     assert proc.returncode == 2 and "public development value" in proc.stderr
 
 
+def test_serve_on_the_in_memory_embedded_broker_uses_random_keys_and_says_so():
+    proc = subprocess.run(PLAINSIGHT + ["serve", "--no-metrics", "--max-runtime", "2"], capture_output=True,
+                          text=True, timeout=180, env=_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "surrogate secret: random for this process" in proc.stderr and "nothing stored outlives" in proc.stderr
+
+
 async def test_serve_with_insecure_dev_keys_runs_and_readyz_reports_it(make_settings, tmp_path):
     s = make_settings()
     port = _free_port()
@@ -451,3 +458,30 @@ async def test_keys_rotate_never_sets_back_a_state_written_or_erased_during_the_
     assert cb.key_id_of(latest[b"r1"]) == "B" and cb.decrypt(latest[b"r1"], "r1") == b"newer r1"
     assert latest[b"r2"] is None  # erased stays erased
     assert cb.decrypt(latest[b"r3"], "r3") == b"old r3"
+
+
+def test_malformed_secret_settings_never_echo_the_value():
+    for bad in ({"secret": ["topsecret-value"]}, {"keys": ["topsecret-key"]}, {"keys": {"a": ["topsecret-k"]}},
+                {"keys": {"a": "topsecret-not-base64!"}}):
+        with pytest.raises(ValueError) as ei:
+            resolve_secrets(load_settings(surrogate={"secret": "s" * 32, **bad}))
+        assert "topsecret" not in str(ei.value) and "topsecret" not in repr(ei.value)
+
+
+def test_a_secret_file_readable_by_others_is_warned_about_by_path_only(tmp_path, caplog):
+    import logging
+
+    from middleware.keys import read_secret_file
+
+    f = tmp_path / "secret"
+    f.write_text("open-secret-" + "w" * 30)
+    os.chmod(f, 0o644)
+    with caplog.at_level(logging.WARNING, logger="middleware.keys"):
+        assert read_secret_file(f).startswith("open-secret-")
+    text = " ".join(r.getMessage() for r in caplog.records)
+    assert "readable by other users" in text and str(f) in text and "open-secret" not in text
+    caplog.clear()
+    os.chmod(f, 0o600)
+    with caplog.at_level(logging.WARNING, logger="middleware.keys"):
+        read_secret_file(f)
+    assert not caplog.records

@@ -113,3 +113,52 @@ def test_multiline_address_keeps_its_lines(replacer):
     _, out, _ = _turn(replacer, "[[20789 Allika 46\n Suite 501\n Riisa\n\n Estonia 62488|ADDRESS]]")
     lines = out.split("\n")
     assert len(lines) == 5 and lines[1].startswith(" Suite ") and lines[4].startswith(" Estonia ")
+
+
+# --------------------------------------------------------------------------- names keep their origin
+
+
+@pytest.mark.parametrize(
+    "name, group",
+    [("Jürgen Müller", "German"), ("Sofía Hernández", "Spanish"), ("Giulia Rossi", "Italian"),
+     ("Søren Kierkegaard", "Nordic"), ("Amara Okonkwo", "Nigerian"), ("Дима Иванов", "Russian"), ("王伟", "Chinese")],
+)
+def test_names_keep_their_language_group(replacer, name, group):
+    from surrogate.origin import UNSPACED, load_origins
+
+    o = load_origins()
+    for sid in ("a", "b", "c", "d", "e"):
+        st = replacer.new_state(sid)
+        sur = replacer.surrogate_for(name, "NAME", st)
+        toks = sur.split()
+        got = o.group_of(sur) if group in UNSPACED else o.person_group(toks[0], toks[-1] if len(toks) > 1 else None)
+        assert got == group, (name, sur)
+        assert sur != name and reidentify(sur, st)[0] == name
+        # deterministic, and the parts follow the person
+        again = replacer.new_state(sid)
+        assert replacer.surrogate_for(name, "NAME", again) == sur
+        if len(toks) == 2:
+            assert replacer.surrogate_for(name.split()[0], "NAME", st) == toks[0]
+
+
+def test_surnames_keep_grammatical_gender(replacer):
+    for sid in ("a", "b", "c"):
+        assert replacer.surrogate_for("Ольга Петрова", "NAME", replacer.new_state(sid)).split()[1][-1] in "ая"
+        assert replacer.surrogate_for("Дима Иванов", "NAME", replacer.new_state(sid)).split()[1][-1] not in "ая"
+
+
+def test_chinese_name_inside_chinese_text_is_replaced_and_restored(replacer):
+    from middleware.detection.base import Span
+
+    st = replacer.new_state("zh")
+    out, _ = replacer.replace("我叫王伟", [Span(2, 4, "NAME", "t")], st)
+    assert out.startswith("我叫") and "王伟" not in out and len(out) >= 4
+    assert reidentify(out + "，你好", st)[0] == "我叫王伟，你好"
+
+
+def test_widespread_names_keep_the_region_rule(replacer):
+    from surrogate.origin import load_origins
+
+    # "Maria" is in many lists: no group, the UN-region tables decide as before
+    assert load_origins().person_group("Maria", None) is None
+    assert load_origins().person_group("Jayden", "Brooks") is None

@@ -27,10 +27,18 @@ def run(args: argparse.Namespace) -> int:
     only = [x.strip() for x in args.only.split(",")] if args.only else None
     res = asyncio.run(run_all(Path(args.data_dir) if args.data_dir else None, args.turns, args.hostile, only))
     print(json.dumps(res) if args.json else json.dumps(res, indent=2))
-    ok = res["total_leaks"] == 0
+    import sys
+
+    failed = {k: v for k, v in res.items() if isinstance(v, dict) and "failed" in v}
+    for name, v in failed.items():  # loudly: a scenario without a result is not "0 outputs"
+        print(f"plainsight bench faults: scenario {name} FAILED: {v['failed']}; worker's last log lines:",
+              file=sys.stderr)
+        for line in v.get("worker_log_tail") or ["(no log)"]:
+            print(f"    {line}", file=sys.stderr)
+    ok = res["total_leaks"] == 0 and not failed
     for name in ("sigkill",):
-        if name in res:
+        if name in res and name not in failed:
             ok &= res[name]["output_missing"] == 0 and res[name]["output_duplicates_differing"] == 0
-    if "hostile" in res:
+    if "hostile" in res and "hostile" not in failed:
         ok &= res["hostile"]["unaccounted"] == 0 and res["hostile"]["worker_alive"]
     return 0 if ok else 1

@@ -13,7 +13,11 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE.jsonl", help="dialogue file (a path, or a name in the data dir, e.g. 'bridge')")
+    p.add_argument("file", metavar="FILE.jsonl", nargs="+",
+                   help="dialogue file(s) (a path, or a name in the data dir, e.g. 'bridge'); with several files each "
+                        "is scored alone and an overall row follows")
+    p.add_argument("--by-source", action="store_true",
+                   help="also report NAME precision / recall / F5 and false names per 100 turns per dialogue 'source'")
     p.add_argument("--predictions", metavar="OUT.jsonl", help="write the predicted spans per dialogue here")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--engine", choices=["cascade", "presidio"], default=None, help="detector (default: from config)")
@@ -51,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
     from ..pipeline import detection_registry
     from surrogate.pipeline import build_pipeline
 
+    files = list(args.file) if isinstance(args.file, (list, tuple)) else [args.file]
+    if len(files) > 1:
+        return _run_many(args, files)
     try:
-        path = resolve_data_file(args.file, args.data_dir)
+        path = resolve_data_file(files[0], args.data_dir)
     except FileNotFoundError as exc:
         print(f"plainsight eval: {exc}", file=sys.stderr)
         return 2
@@ -117,7 +124,16 @@ def run(args: argparse.Namespace) -> int:
         "wall_s": time.perf_counter() - t0,
     }
     if use_llm:
-        summary["llm"] = _llm_summary(pipeline.llm, settings)
+        summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
+    if getattr(args, "by_source", False):
+        from ..evaluation import by_source
+
+        summary["name_by_source"] = by_source(results)
+    summary["_results"] = results
+    if getattr(args, "_collect", None) is not None:
+        args._collect.append(summary)
+        return 0
+    summary.pop("_results")
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=None))
     else:
@@ -125,8 +141,60 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _llm_summary(stage, settings) -> dict:
-    """Tokens, cost and the share of turns sent to the model, from the stage's counters."""
+def _run_many(args: argparse.Namespace, files: list[str]) -> int:
+    """Several files: each scored alone (its own summary), then the NAME figures over all of them
+    (and per source with ``--by-source``)."""
+    import json
+
+    from ..evaluation import by_source, name_summary
+
+    collected: list[dict] = []
+    for f in files:
+        one = argparse.Namespace(**{**vars(args), "file": [f], "_collect": collected, "predictions": None})
+        rc = run(one)
+        if rc:
+            return rc
+    results = [r for s in collected for r in s.pop("_results")]
+    out = {"files": collected, "name_overall": name_summary(results)}
+    if args.by_source:
+        out["name_by_source"] = by_source(results)
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=None))
+        return 0
+    for s in collected:
+        print(format_table(s))
+        print()
+    print(_name_rows("NAME over all files", {"all": out["name_overall"]}))
+    if args.by_source:
+        print(_name_rows("NAME by source", out["name_by_source"]))
+    return 0
+
+
+def _name_rows(title: str, rows: dict) -> str:
+    lines = [title, f"{'':<16}{'turns':>7}{'tp':>6}{'fp':>6}{'fn':>6}{'P':>8}{'R':>8}{'F5':>8}{'FP/100 turns':>14}"]
+    for k, c in rows.items():
+        lines.append(f"{k:<16}{c['turns']:>7}{c['tp']:>6}{c['fp']:>6}{c['fn']:>6}{_f(c['precision']):>8}"
+                     f"{_f(c['recall']):>8}{_f(c['f5']):>8}{c['name_fp_per_100_turns']:>14.2f}")
+    return "\n".join(lines)
+
+
+#: the research's fine-tuned GPT-4o-mini: USD per 1M tokens of the data de-identified (seed 000, cost table)
+SEED_COST_PER_1M_CHAT_TOKENS = 0.92
+
+
+def _chat_chars(path, limit) -> int:
+    """Characters of the chat itself (every non-empty turn's text): the input the cost is spread over."""
+    from ..evaluation import read_dialogues
+
+    return sum(len(t.get("text") or "") for d in read_dialogues(path, limit) for t in d["turns"] if (t.get("text") or "").strip())
+
+
+def _llm_summary(stage, settings, chat_chars: int = 0) -> dict:
+    """Tokens, cost and the share of turns sent to the model, from the stage's counters.
+
+    ``cost_per_1m_chat_tokens_usd``: everything the model cost (prompt + completion tokens of every
+    call, at the configured list prices) per 1M tokens of the chat de-identified (characters / 4),
+    the research's measure (its fine-tuned GPT-4o-mini: $0.92)."""
     snap = stage.stats.snapshot()
     prompt = sum(t["prompt"] for t in snap["tokens"].values())
     completion = sum(t["completion"] for t in snap["tokens"].values())
@@ -144,6 +212,9 @@ def _llm_summary(stage, settings) -> dict:
         "tokens_per_sent_turn": round((prompt + completion) / sent, 1) if sent else 0.0,
         "cost_usd": round(cost, 6),
         "cost_per_1m_input_tokens_usd": round(cost / prompt * 1e6, 4) if prompt else None,
+        "chat_tokens": chat_chars // 4,
+        "cost_per_1m_chat_tokens_usd": round(cost / (chat_chars / 4) * 1e6, 4) if chat_chars >= 4 else None,
+        "seed_cost_per_1m_chat_tokens_usd": SEED_COST_PER_1M_CHAT_TOKENS,
         "degraded": snap["degraded"],
         "stats": snap,
     }
@@ -173,7 +244,8 @@ def format_table(s: dict) -> str:
     rr = s["residual_risk"]
     lines += [
         "",
-        f"FP per 100 dialogues: {s['fp_per_100_dialogues']:.2f}",
+        f"FP per 100 dialogues: {s['fp_per_100_dialogues']:.2f}   false NAMEs per 100 turns: "
+        f"{s.get('name_fp_per_100_turns', 0.0):.2f}",
         f"leak rate (gold core chars not covered): {_f(s['leak_rate'], 4)}",
         f"residual risk per dialogue: mean {rr['mean']:.3f}  std {rr['std']:.3f}  mean+std {rr['mean_plus_std']:.3f}"
         f"  max {rr['max']:.0f}  dialogues at risk {rr['dialogues_at_risk']}",
@@ -188,4 +260,15 @@ def format_table(s: dict) -> str:
         f"detection ms/turn: mean {s['ms_per_turn']:.2f}  p50 {s['ms_per_turn_p50']:.2f}  p99 {s['ms_per_turn_p99']:.2f}"
         f"  (wall {s['wall_s']:.1f} s)"
     )
+    llm = s.get("llm")
+    if llm:
+        lines += [
+            f"LLM {llm['model']} ({llm['mode']}, {llm['policy']}): sent {llm['turns_sent']} of {llm['turns']} turns "
+            f"({100 * llm['share_sent']:.1f} %), degraded {sum(llm['degraded'].values())}",
+            f"LLM tokens: prompt {llm['prompt_tokens']:,}  completion {llm['completion_tokens']:,}  cost ${llm['cost_usd']:.4f}"
+            f"  = ${_f(llm['cost_per_1m_chat_tokens_usd'], 2)} per 1M chat tokens (research's fine-tuned GPT-4o-mini:"
+            f" ${llm['seed_cost_per_1m_chat_tokens_usd']:.2f})",
+        ]
+    if s.get("name_by_source"):
+        lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from middleware.config import UsageError
+
 from ._common import add_config_arguments
 
 _ARG_HOOKS: list = []
@@ -34,6 +36,40 @@ def run(args: argparse.Namespace) -> int:
     from ._common import run_async
 
     return run_async(serve(args))
+
+
+def load_pipeline(settings):
+    """The pipeline with every configured stage loaded and warmed up (detector and its recognizers,
+    surrogates, the LLM client when ``llm`` is configured). A stage that cannot be loaded raises
+    :class:`StageLoadError` (exit 2, one line naming the stage; exception types, never values)."""
+    from middleware.pipeline import Pipeline, build_detector, build_llm_stage
+
+    def build_replacer(s):
+        from surrogate.pipeline import build_replacer as build
+
+        return build(s)
+
+    def load(what: str, fn):
+        try:
+            return fn(settings)
+        except UsageError:
+            raise
+        except ImportError as exc:
+            why = f"module {exc.name} fails to import" if exc.name else f"an import fails: {str(exc)[:200]}"
+            raise StageLoadError(f"{what} cannot be loaded: {why} ({type(exc).__name__}); check the installation") from None
+        except Exception as exc:
+            raise StageLoadError(f"{what} cannot be loaded ({type(exc).__name__})") from None
+
+    detector = load("the detector (detection.engine, detection.recognizers)", build_detector)
+    replacer = load("the surrogate replacer", build_replacer)
+    llm = load("the LLM stage (llm.base_url / llm.model, --llm-base-url)", build_llm_stage)
+    pipeline = load("the pipeline", lambda s: Pipeline(s, detector=detector, replacer=replacer, llm=llm))
+    load("the detector (warm-up)", lambda s: pipeline.warm_up())
+    return pipeline
+
+
+class StageLoadError(UsageError):
+    """A configured stage that cannot be loaded at start-up."""
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -63,9 +99,12 @@ async def serve(args: argparse.Namespace) -> int:
 
     from middleware.keys import SecretsError, resolve_secrets
 
+    # (an embedded broker with persistent storage, should one be configured, counts as lasting)
+    in_memory = str(getattr(settings.embedded, "storage_engine", None) or "memory://").startswith("memory://")
     try:
         settings, secrets_status = resolve_secrets(
-            settings, allow_ephemeral=embedded, insecure_dev_keys=bool(getattr(args, "insecure_dev_keys", False))
+            settings, allow_ephemeral=embedded and in_memory,
+            insecure_dev_keys=bool(getattr(args, "insecure_dev_keys", False)),
         )
     except SecretsError as exc:
         print(f"plainsight serve: {exc}", file=sys.stderr)
@@ -77,6 +116,9 @@ async def serve(args: argparse.Namespace) -> int:
         log.warning("%s (embedded in-memory broker: nothing stored outlives this process)", secrets_status.describe())
     else:
         log.info("%s", secrets_status.describe())
+    # every configured stage is loaded before anything starts: one that cannot be (a broken LLM
+    # client install, a recognizer plug-in) stops serve here with one line, never a worker without it
+    pipeline = await asyncio.to_thread(load_pipeline, settings)
     if embedded:
         broker = EmbeddedBroker.from_settings(settings.embedded)
         bootstrap = await broker.start()
@@ -89,7 +131,7 @@ async def serve(args: argparse.Namespace) -> int:
     if server is not None:
         log.info("metrics on %s/metrics", server.url)
 
-    worker = Worker(settings, bootstrap, metrics=metrics)
+    worker = Worker(settings, bootstrap, metrics=metrics, pipeline=pipeline)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.request_stop)

@@ -43,9 +43,6 @@ def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     b = min(m.end() if m else len(text), end + 300)
     return a, b
 
-#: Pattern labels whose tokens are never name candidates ("https://www.VCShow.cz/", "maria.lopez@x.com").
-_CONTAINERS = frozenset({"URL", "EMAIL", "USERNAME", "ID_NUM", "PHONE"})
-
 _NER_DISABLE = ("parser", "lemmatizer", "attribute_ruler", "tagger", "senter", "morphologizer")
 
 
@@ -152,7 +149,19 @@ class Cascade(Detector):
         memory.turns += 1
         memory.doubts = [[a, b] for a, b, _ in doubts]
         memory.doubts_turn = memory.turns
+        memory.keeps = [[a, b, ev] for a, b, ev in keeps]
+        memory.keeps_turn = memory.turns
         return value_memory.update(text, resolve_overlaps(spans), memory)
+
+    def kept(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
+        """Name-like spans of the turn just detected that the name finder decided to KEEP (a public
+        figure, a fictional or word-problem character, an example name, a place, an ordinary
+        word), with the evidence it rested on (``keep-public``, ``keep-fiction``, ``keep-story``,
+        ``keep-example``, ``keep-place``, ``keep-word``): the hook the LLM stage reads to review
+        what the fast pass kept on purpose."""
+        if not isinstance(memory, SessionMemory) or memory.keeps_turn != memory.turns:
+            return []
+        return [Span(a, b, "NAME", "names-keep", 0.3, ev) for a, b, ev in memory.keeps if 0 <= a < b <= len(text)]
 
     def candidates(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
         """Doubtful NAME spans of the turn just detected (the model rejected them without being

@@ -86,7 +86,6 @@ class DenyListRecognizer(Recognizer):
         words = sorted({" ".join(w.split()) for w in spec.deny_list}, key=len, reverse=True)
         alts = "|".join(r"\s+".join(re.escape(p) for p in w.split()) for w in words)
         self.regex = re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE if spec.ignore_case else 0)
-        self._first = frozenset(w.split()[0][:3].casefold() for w in words)
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
         if self.spec.score < self.spec.min_score:

@@ -40,6 +40,17 @@ class SessionMemory:
     #: without being sure) and the turn count they belong to; read by ``Cascade.candidates``.
     doubts: list = field(default_factory=list)
     doubts_turn: int = -1
+    #: offsets [start, end, evidence] of the name-like spans the last turn decided to KEEP (public
+    #: figure, fictional or story character, example name, place, ordinary word) and the turn count
+    #: they belong to; read by ``Cascade.kept`` (the LLM stage's hook).
+    keeps: list = field(default_factory=list)
+    keeps_turn: int = -1
+    #: case-folded tokens kept as public (a public figure, a fictional character, a place) in this
+    #: session: later mentions ("Brady" after "Tom Brady") are kept too, unless someone is addressed
+    #: with it or introduces themselves with it.
+    public: set[str] = field(default_factory=set)
+    #: turns of the session so far that talk about public life (sport, films, books, politics).
+    topic: int = 0
 
     def add_person(self, name: str, strength: float = 1.0) -> None:
         parts = [p for p in name.replace("\u2019", "'").split() if p]
@@ -50,7 +61,9 @@ class SessionMemory:
                 continue
             if self.people.get(k, 0.0) < strength:
                 self.people[k] = strength
-            self.kept.discard(k) if strength >= 1.0 else None
+            if strength >= 1.0:
+                self.kept.discard(k)
+                self.public.discard(k)
 
     def addressed(self) -> int:
         """How many distinct people were confirmed (addressed, introduced, speaking) so far."""
@@ -70,6 +83,16 @@ class SessionMemory:
     def is_kept(self, token: str) -> bool:
         k = token.casefold()
         return k in self.kept or k in self.problem
+
+    def add_public(self, token: str) -> None:
+        for part in token.replace("\u2019", "'").split():
+            k = part.casefold().strip(".'")
+            if len(k) >= 2 and k not in _PARTICLES and self.people.get(k, 0.0) < 1.0:
+                self.public.add(k)
+                self.kept.add(k)
+
+    def is_public(self, token: str) -> bool:
+        return token.casefold() in self.public
 
     def add_problem(self, token: str) -> None:
         self.problem.add(token.casefold())

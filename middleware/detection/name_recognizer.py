@@ -41,4 +41,9 @@ class NameRecognizer(Recognizer):
         return self.finder.find(text, ctx, memory, ner, doubts=doubts, blocked=blocked, keeps=keeps)
 
     def detect(self, text: str, ctx: TurnContext, memory: SessionMemory, found: Sequence[Span] = ()) -> list[Span]:
-        return self.find(text, ctx, memory, found)
+        """Name finding on its own (e.g. inside Presidio): the Latin-script finder, then names in
+        other scripts introduced in the turn ("我叫王伟", "меня зовут Дима"). The cascade calls
+        :meth:`find` and the script names itself, in its own order."""
+        from . import script_names
+
+        return [*self.find(text, ctx, memory, found), *script_names.find(text, memory)]

@@ -39,6 +39,7 @@ from .keep import (
 )
 from .lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo, get_lexicon
 from .memory import SessionMemory
+from .public import ORG_HEADS, PLACE_HEADS, RELATIONS, classes_of, is_public_surname, personal_cue, place_context, starts_entry, topic_cues
 from .namemodel import NameModel, get_model
 from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
@@ -133,8 +134,16 @@ def tokenize(text: str, lex: Lexicon) -> list[Tok]:
                 info = TokenInfo(logp_lower=max(-15.9, lp - 1.0))
         cap = w[0].isupper()
         upper = len(w) > 1 and w.isupper()
+        if sent_init and toks and j >= 1 and text[j] == "." and toks[-1].end == j:
+            pt = toks[-1]
+            if pt.low in _ABBREV_TOKENS or (len(pt.text) == 1 and pt.cap and len(toks) >= 2 and toks[-2].cap
+                                             and text[toks[-2].end : pt.start] == " "):
+                sent_init = False  # "Mt. Everest", "Paul D. Hubbard": an abbreviation or initial, not a sentence end
         toks.append(Tok(s, e, w, info, cap, upper, w.islower(), sent_init, w.casefold(), poss))
     return toks
+
+
+_ABBREV_TOKENS = frozenset("mt st mr mrs ms dr prof jr sr vs ft".split())
 
 
 def name_class(t: Tok) -> str:
@@ -211,6 +220,10 @@ def _looks_like_word(low: str, lex: Lexicon, common: float) -> bool:
     for base in _inflections(low):
         if lex.info(base).logp_lower > common:
             return True
+    if len(low) >= 7:  # two common words typed together: "wellplayed", "goodjob", "thankyou"
+        for i in range(3, len(low) - 2):
+            if lex.info(low[:i]).logp_lower > -11.0 and lex.info(low[i:]).logp_lower > -11.0:
+                return True
     splits = [(low[:i], low[i:]) for i in range(len(low) + 1)]
     for a, b in splits:
         cands = []
@@ -441,6 +454,27 @@ def _gap_class(gap: str, edge: bool, poss: bool = False, end: bool = False) -> s
     return "o"
 
 
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]{2,300})[\"\u201d]|(?:(?<=^)|(?<=[\s(\[:,]))['\u2018]([^'\u2018\u2019\n]{2,300}?)['\u2019](?=[\s.,;:!?)\]]|$)")
+
+
+#: Nouns after "the <Name>" that make the name a modifier ("the Johnson novel", "the Smith family"):
+#: the determiner then belongs to the noun, and the name may be a person's.
+_DET_HEADS = frozenset("""novel novels book books film films movie movies song songs album albums version versions family
+    families case house household show era administration government years brothers sisters twins kids boys girls residence
+    estate company firm collection paintings concert tour style way method account report file trial campaign""".split())
+#: Prepositions before a holiday or an event ("during Ramadan", "at Easter", "since Halloween").
+_EVENT_PREP = frozenset("during for at on after before since until till in over".split())
+
+
+def _quoted_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of quoted passages ("...", '...', curly quotes) of a turn."""
+    out = []
+    for m in _QUOTED.finditer(text):
+        g = 1 if m.group(1) is not None else 2
+        out.append((m.start(g), m.end(g)))
+    return out
+
+
 class NameFinder:
     """Finds NAME spans in one turn, reading and updating the session memory."""
 
@@ -472,12 +506,14 @@ class NameFinder:
     # ------------------------------------------------------------------ per turn
     def find(self, text: str, ctx: TurnContext, memory: SessionMemory, ner_spans: list[tuple[int, int]] | None = None,
              trace: list | None = None, doubts: list | None = None,
-             blocked: list[tuple[int, int]] | None = None) -> list[Span]:
+             blocked: list[tuple[int, int]] | None = None, keeps: list | None = None) -> list[Span]:
         """NAME spans of one turn. ``trace`` (training only): receives ``(start, end, features)`` for
         every candidate the model scores; ``doubts``: receives ``(start, end, probability)`` of the
         candidates the model rejected without being sure (for a later reviewer, e.g. the LLM stage);
         ``blocked``: ranges already found by the pattern recognizers (a URL, an e-mail address, ...)
-        whose tokens are not name candidates."""
+        whose tokens are not name candidates; ``keeps``: receives ``(start, end, evidence)`` of the
+        name-like spans decided to be kept (``keep-public``, ``keep-fiction``, ``keep-place``,
+        ``keep-word``, ``keep-example``, ``keep-story``)."""
         self.observe_context(ctx, memory)
         if not memory.classroom and (_CLASSROOM.search(text) or (ctx.role or "").casefold() in ("multiple students", "students", "class")):
             memory.classroom = True
@@ -497,6 +533,14 @@ class NameFinder:
                     if a <= t.start and t.end <= b:
                         ner_starts[k] = (a, b)
 
+        lows = [t.low for t in toks]
+        topic_now = topic_cues(lows)
+        if topic_now:
+            memory.topic += 1
+        self._turn = (lows, topic_now)  # for model_features (one turn at a time per finder)
+        rejected: set[int] = set()  # tokens the learned reviewer rejected
+        pubskip: set[int] = set()  # tokens of a phrase kept as public (figure, character, place, word)
+        quoted: list[tuple[int, int]] | None = None  # computed lazily
         decided: dict[int, float] = {}  # token index -> score
         story: list[int] = []  # kept by _story_character, pending the whole turn
         how: dict[int, str] = {}  # token index -> evidence (Span.evidence)
@@ -512,7 +556,7 @@ class NameFinder:
             if asked_here and not answer:
                 memory.expect_name = role_key or "?"  # "What's your name? Mine is Ms. Lee." — the answer comes next
         for k, t in enumerate(toks):
-            if len(t.text) < 2 or k in decided:
+            if len(t.text) < 2 or k in decided or k in pubskip:
                 continue
             if blocked and any(a <= t.start and t.end <= b for a, b in blocked):
                 continue
@@ -528,6 +572,8 @@ class NameFinder:
             memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
             cue = self._cue(toks, k, text, gap_prev, gap_next, cls)
             if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
+                if keeps is not None and t.cap:
+                    keeps.append((t.start, t.end, "keep-problem"))
                 continue  # a character of the session's problem text
             if memory.problem and strength <= 0 and not cue and _near_problem(t.low, memory.problem):
                 continue  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
@@ -544,6 +590,9 @@ class NameFinder:
                 if cue == "intro":
                     intro.add(k)
                 continue
+            if cue == "title" and k >= 1 and toks[k - 1].low in ("coach", "miss") and memory.topic >= 2 \
+                    and memory.topic * 4 >= memory.turns + 1 and not memory.classroom:
+                cue = ""  # "coach Gruden", "I miss Peyton" in a conversation about sport: not a title
             # 3. weaker evidence: titles, lexicon, memory learnt from lexicon, NER
             score = 0.0
             if cue == "title":
@@ -579,7 +628,26 @@ class NameFinder:
                 or (not t.cap and t.info.name_rank > 200 and looks_like_word(t.low, self.lex, common=-10.5))
             ):
                 continue  # no cue, and it is a word (a typo, a plural, school vocabulary)
-            # 4. keep review (rules), then the learned reviewer when there is one
+            # 4. not private: a public figure, a fictional character, a place, a language, an event,
+            #    a brand, an example name in quotes (``public.py``); none of it when a relation word
+            #    says the name is a person of the speaker's life ("my friend Will Turner")
+            if quoted is None:
+                quoted = _quoted_ranges(text) if ("'" in text or '"' in text or "\u201c" in text or "\u2018" in text) else []
+            pk = self._public_keep(toks, lows, k, text, memory, topic_now, confirmed, pubskip, ctx, quoted)
+            if pk is not None:
+                a, b, ev = pk
+                for j in range(a, b + 1):
+                    pubskip.add(j)
+                    decided.pop(j, None)
+                span_text = text[toks[a].start : toks[b].end]
+                if ev in ("keep-public", "keep-fiction", "keep-place"):
+                    memory.add_public(span_text)
+                else:
+                    memory.add_kept(span_text) if b == a else None
+                if keeps is not None:
+                    keeps.append((toks[a].start, toks[b].end, ev))
+                continue
+            # 5. keep review (rules), then the learned reviewer when there is one
             if quantities is None:
                 quantities = has_quantities(text)
             sig = self._signals(toks, k, text, memory, quantities, gap_next)
@@ -593,6 +661,9 @@ class NameFinder:
                 continue
             if kept and (sig["famous"] or sig["place"] or sig["famous_full"] or sig["head"] in _EPONYM_HEADS):
                 memory.add_kept(t.text)  # public figures, places, eponyms: the model does not overrule these
+                if keeps is not None:
+                    keeps.append((t.start, t.end, "keep-place" if sig["place"] else "keep-word" if sig["head"] in _EPONYM_HEADS
+                                  and not (sig["famous"] or sig["famous_full"]) else "keep-public"))
                 continue
             sentence = _sentence(text, t.start, t.end)
             if ((kept or (sig["hyp"] and _MATHS_Q.search(sentence))) and not cue and strength <= 0
@@ -616,6 +687,7 @@ class NameFinder:
                 decided[k] = max(score, 0.8)
                 how[k] = "model"
             else:
+                rejected.add(k)
                 if kept:
                     memory.add_kept(t.text)
                 if doubts is not None and p >= DOUBT_MIN:
@@ -631,12 +703,32 @@ class NameFinder:
             for k in story:
                 decided.pop(k, None)
                 memory.add_kept(toks[k].text)
+                if keeps is not None:
+                    keeps.append((toks[k].start, toks[k].end, "keep-story"))
             for k in [k for k in decided if k not in confirmed and _coordinated_with(toks, text, k, set(story))]:
                 del decided[k]  # "washed by Lucy and Kevin": the partner of a story character is one too
-        self._full_names(toks, text, decided, memory)
+        if pubskip:
+            # one decision for a whole name: a part next to a kept public figure or character is kept
+            # with it ("Kellan" next to a kept "Moore"), unless someone addressed or introduced it
+            for k in sorted(decided):
+                if k in confirmed:
+                    continue
+                for j in (k - 1, k + 1):
+                    if j in pubskip and 0 <= j < n:
+                        lo, hi = (j, k) if j < k else (k, j)
+                        if text[toks[lo].end : toks[hi].start] == " " and toks[j].cap == toks[k].cap:
+                            del decided[k]
+                            pubskip.add(k)
+                            memory.add_public(toks[k].text)
+                            if keeps is not None:
+                                keeps.append((toks[k].start, toks[k].end, "keep-public"))
+                            break
+        talk = memory.topic >= 2 and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        if not talk:
+            self._full_names(toks, text, decided, memory, rejected)  # (not in a conversation about public life)
         if not decided:
             return []
-        self._extend_lists(toks, text, decided, memory)
+        self._extend_lists(toks, text, decided, memory, rejected | pubskip if talk else pubskip)
         spans = self._merge(toks, text, decided, confirmed, memory, intro, how)
         return spans
 
@@ -766,6 +858,18 @@ class NameFinder:
             f.append("hyp")
         if sig["head"]:
             f.append("ch=" + ("p" if t.poss else "") + sig["head"])
+        lows, topic_now = getattr(self, "_turn", ([], 0))
+        f.append("tc=%d" % min(topic_now, 3))
+        talk = memory.topic >= 2 and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        f.append("talk=%d%d" % (talk, min(memory.topic, 3) if memory.topic * 4 >= memory.turns + 1 else 0))
+        if is_public_surname(t.low):
+            f.append("psur")
+        if lows and personal_cue(lows, k, k):
+            f.append("rel")
+        if k >= 1 and toks[k - 1].low in ("a", "an", "the"):
+            f.append("det")
+        if self._name_neighbour(toks, k, text):
+            f.append("full")
         f.append("kept=%d" % kept)
         f.append("story=%d%d%d%d" % (sig["verb"], sig["qty"], sig["p12"], memory.classroom or addressed >= 2))
         f.append("vq=%d%d%s" % (sig["verb"], sig["qty"] or sig["tqty"], n1 if sig["verb"] else ""))
@@ -784,7 +888,8 @@ class NameFinder:
             nt = toks[k + 2]
         return nt.lower and nt.low not in STOP and name_class(nt) in _NAMEISH and nt.info.last_rank <= 2500
 
-    def _full_names(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory) -> None:
+    def _full_names(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory,
+                    rejected: set[int] | tuple = ()) -> None:
         """"… — Zorvath Quellin here": two adjacent capitalised tokens that are names or unknown to
         every table (not words, places, calendar, famous or story characters) read as a person's
         first and last name, whatever the session looks like. Word-problem characters rarely come
@@ -794,6 +899,8 @@ class NameFinder:
             t, u = toks[k], toks[k + 1]
             if k in decided and k + 1 in decided:
                 continue
+            if k in rejected and k + 1 in rejected and t.info.is_name and u.info.is_name:
+                continue  # two known names the learned reviewer saw and rejected (it knows the public-life cues)
             if not (t.cap and u.cap) or t.upper or u.upper or text[t.end : u.start] != " ":
                 continue
             if name_class(t) not in ok or name_class(u) not in ok:
@@ -810,7 +917,8 @@ class NameFinder:
             decided.setdefault(k, 0.75)
             decided.setdefault(k + 1, 0.75)
 
-    def _extend_lists(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory) -> None:
+    def _extend_lists(self, toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory,
+                      skip: set[int] | tuple = ()) -> None:
         """"Eklund, Michael and Hodge": capitalised neighbours of a found name in a list are names too."""
         for k in sorted(decided):
             for step in (1, -1):
@@ -828,6 +936,8 @@ class NameFinder:
                     if gap not in ((", " + sep).strip(", ") if sep else ",", f", {sep}" if sep else ",", sep or ","):
                         break
                     cand = toks[nj]
+                    if nj in skip:
+                        break  # kept as public, or rejected by the reviewer in a conversation about public life
                     if nj in decided:
                         j = nj
                         continue
@@ -841,6 +951,116 @@ class NameFinder:
                     decided[nj] = 0.7
                     j = nj
 
+    def _public_keep(self, toks: list[Tok], lows: list[str], k: int, text: str, memory: SessionMemory, topic_now: int,
+                     confirmed: set[int], pubskip: set[int], ctx: TurnContext,
+                     quoted: list[tuple[int, int]]) -> tuple[int, int, str] | None:
+        """Is the candidate at ``k`` (with its neighbours) something public rather than a private
+        person? Returns the token range kept and its evidence, or None. Order: a relation word or a
+        greeting makes it a person (None); then whole phrases of the closed classes (a Pantheon
+        public figure, a fictional character, a place, an event: one decision for the whole name,
+        "Atticus Finch", "Steve Jobs"); then one token: an event / language / brand, a place (a
+        common first name only with place context: "in Georgia", "Georgia Tech"), a character or
+        mononym, a public figure's surname in a conversation about public life, a name the session
+        already kept as public; a full name in a conversation about public life; a determiner
+        before it ("an Emmy", "the Montagues"); an example name in quotes in a teacher's turn."""
+        t = toks[k]
+        n = len(toks)
+        topical = topic_now > 0 or memory.topic >= 2
+        #: a conversation about public life: cue words in at least two of its turns (this one included)
+        talk = memory.topic >= 2 and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        rel_k = personal_cue(lows, k, k)
+        if rel_k:
+            return None
+        # whole phrases (up to four tokens) of the closed classes
+        for a in range(max(0, k - 3), k + 1):
+            if a < k and (not starts_entry(lows[a]) or a in confirmed):
+                continue
+            for b in range(min(n - 1, a + 3), max(a, k) - 1, -1):
+                if b > a and any(text[toks[j].end : toks[j + 1].start] != " " for j in range(a, b)):
+                    continue
+                if b > a and not toks[b].cap and toks[a].cap:
+                    continue
+                phrase = lows[a] if a == b else " ".join(lows[a : b + 1])
+                cl = classes_of(phrase)
+                if not cl or (a == b and a != k):
+                    continue
+                if any(j in confirmed for j in range(a, b + 1)) or personal_cue(lows, a, b):
+                    return None
+                if b > a:
+                    ev = {"people": "keep-public", "fiction": "keep-fiction", "places": "keep-place"}.get(cl[0], "keep-word")
+                    return a, b, ev
+                if self._name_neighbour(toks, k, text):
+                    return None  # "Valentine S. Yermakov", "Lara Fiorentino": one token of a person's full name
+                common_first = t.info.first_rank <= 1000
+                det = (k >= 1 and lows[k - 1] in ("a", "an", "the") and text[toks[k - 1].end : t.start] == " "
+                       and not (k + 1 < n and lows[k + 1] in _DET_HEADS))
+                prev = lows[k - 1] if k >= 1 else ""
+                nxt = lows[k + 1] if k + 1 < n else ""
+                if ("things" in cl or "languages" in cl) and (not common_first or det or topical or t.upper
+                                                              or t.info.logp_lower > -12.0 or prev in _EVENT_PREP):
+                    return k, k, "keep-word"
+                if "places" in cl and (not common_first or place_context(prev, nxt)):
+                    return k, k, "keep-place"
+                if ("fiction" in cl or "people" in cl) and (not common_first or topical or det):
+                    return k, k, "keep-fiction" if "fiction" in cl else "keep-public"
+                break
+        if not (t.cap or t.lower):
+            return None
+        common_first = t.info.first_rank <= 1000
+        if memory.is_public(t.text) and t.low not in memory.people:
+            return k, k, "keep-public"  # "Brady" after "Tom Brady" was kept
+        # a public figure's surname in talk about public life ("With Mayfield as the quarterback",
+        # "Messi's last season"), or next to one kept in this turn ("Steve Jobs and Wozniak")
+        if is_public_surname(t.low) and t.cap and (t.info.last_rank < t.info.first_rank or not common_first):
+            if talk or (k >= 2 and lows[k - 1] in ("and", "or") and (k - 2) in pubskip):
+                return k, k, "keep-public"
+        # a full name in talk about public life: "Did you know Kellan Moore is the only lefty?"
+        if talk and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
+            u = toks[k + 1]
+            ok = ("pure", "propn", "unknown", "wordish")
+            if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)) \
+                    and name_class(t) in ok and name_class(u) in ok and u.low not in STOP and len(u.text) >= 2 \
+                    and not (name_class(u) == "unknown" and looks_like_word(u.low, self.lex)) and not _PERSONAL_INFO.search(_sentence(text, t.start, u.end)):
+                b = k + 1
+                while b + 1 < n and text[toks[b].end : toks[b + 1].start] in (" ", ". ") and self._is_part(toks[b + 1], t) \
+                        and toks[b + 1].low not in STOP:
+                    b += 1
+                if not personal_cue(lows, k, b) and not any(j in confirmed for j in range(k, b + 1)):
+                    return k, b, "keep-public"
+        # part of an organisation's, a school's or a street's name: "Parker Elementary School",
+        # "Lopez Street", "Kowalski & Sons" (capitalised head right after the name)
+        j = k + 1
+        while j < n and j <= k + 2 and toks[j].cap and name_class(toks[j]) in ("pure", "propn") and \
+                text[toks[j - 1].end : toks[j].start] == " ":
+            j += 1  # "Martin Luther King Elementary"
+        if t.cap and j < n and toks[j].cap and lows[j] in ORG_HEADS and text[toks[j - 1].end : toks[j].start] in (" ", " & "):
+            return k, j - 1, "keep-org"
+        # a determiner before a capitalised word: "an Emmy", "the Montagues", "the King"
+        if (t.cap and not t.upper and k >= 1 and lows[k - 1] in ("a", "an", "the") and text[toks[k - 1].end : t.start] == " "
+                and not (k + 1 < n and lows[k + 1] in _DET_HEADS) and not self._name_neighbour(toks, k, text)):
+            return k, k, "keep-word"
+        # an example name in quotes in a teacher's turn: "'Sam and I went home' or 'me and Sam'?"
+        if quoted and (ctx.role or "").strip().casefold() not in _LEARNER_ROLES:
+            if any(a <= t.start and t.end <= b for a, b in quoted):
+                return k, k, "keep-example"
+        return None
+
+    @staticmethod
+    def _name_neighbour(toks: list[Tok], k: int, text: str) -> bool:
+        """Is token k next to a capitalised name part or an initial (one person's full name)?"""
+        for j in (k - 1, k + 1):
+            if not (0 <= j < len(toks)):
+                continue
+            lo, hi = (j, k) if j < k else (k, j)
+            if text[toks[lo].end : toks[hi].start] not in (" ", ". "):
+                continue
+            u = toks[j]
+            if not u.cap or u.upper and len(u.text) > 1 or u.low in STOP or u.low in PLACE_HEADS:
+                continue
+            if len(u.text) == 1 or name_class(u) in ("pure", "propn", "unknown"):
+                return True
+        return False
+
     def _cue(self, toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> str:
         """'direct' (greeting, vocative, self-introduction), 'title' (Mr. X) or ''."""
         t = toks[k]
@@ -850,9 +1070,12 @@ class NameFinder:
         if prev0 in TITLES and t.cap and len(t.text) > 1 and re.fullmatch(r"\.? ?", gap_prev) and (cls != "word" or t.info.word_margin < 0):
             return "title"
         # a relation: "my friend mark", "your sister Ana" (an ordinary-word name only if not a common word)
-        if (k >= 2 and toks[k - 1].low in _FAMILY and toks[k - 2].low in _POSSESSIVES and gap_prev == " "
+        if (k >= 2 and (toks[k - 1].low in _FAMILY or toks[k - 1].low in RELATIONS) and toks[k - 2].low in _POSSESSIVES
+                and gap_prev == " "
                 and (cls in _NAMEISH or (cls == "unknown" and len(t.text) >= 3)
-                     or (cls == "wordish" and t.info.first_rank <= 300 and t.info.logp_lower < -9.5))):
+                     or (cls == "wordish" and t.info.first_rank <= 300 and t.info.logp_lower < -9.5)
+                     # "my friend Will Turner", "my sister Hope": a capitalised name after the relation
+                     or (t.cap and not t.upper and t.info.is_name and t.info.first_rank <= 2500))):
             return "direct"
         nameish = cls in _NAMEISH or (cls == "wordish" and t.cap)
         if cls == "unknown" and t.cap and len(t.text) >= 3:
@@ -928,6 +1151,10 @@ class NameFinder:
                 if len(prev) >= len(pat) and tuple(prev[-len(pat):]) == pat:
                     if t.low in _NOT_AFTER_IM:
                         return ""
+                    if pat in (("name", "is"), ("name's",)) and len(prev) > len(pat) and prev[-len(pat) - 1] in ("his", "her", "their"):
+                        return ""  # "his name is X": someone talked about, not a self-introduction
+                    if pat == ("called",) and not (len(prev) >= 2 and prev[-2] in ("i'm", "im", "am", "i", "me", "i’m")):
+                        return ""  # "a video game called Halo", "a college called RPI": not a self-introduction
                     if pat in (("this", "is"), ("it's",), ("its",), ("am",), ("called",)) and not (t.cap and cls in ("pure", "propn", "unknown")):
                         return ""
                     if pat in (("this", "is"), ("it's",), ("its",)):

@@ -87,6 +87,11 @@ class PresidioRecognizer(Recognizer):
         return self.analyze(text, ctx)
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
+        # Most turns hold nothing for a given recognizer: its own regexes (same flags) decide that
+        # before Presidio builds a result and an explanation per pattern.
+        pats = self._shape.patterns
+        if pats and not any(p.search(text) for p in pats):
+            return []
         artifacts = self.nlp_engine.process_text(text, "en") if self.nlp_engine is not None else None
         out: list[Span] = []
         for r in self.inner.analyze(text, self._entities, artifacts):

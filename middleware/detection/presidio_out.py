@@ -6,13 +6,19 @@ learned reviewer, keep rules for public figures and story characters) inside any
 naming the evidence ("intro": a self-introduction, "direct": a greeting or vocative, "memory":
 a person already confirmed in the session, "model": the learned reviewer, ...)::
 
-    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+    from middleware.detection.presidio_engine import pinned_nlp_engine
     from middleware.detection.presidio_out import PlainsightRecognizer
 
-    analyzer = AnalyzerEngine()                      # or one built on your own NLP engine
+    nlp = pinned_nlp_engine()                        # or your own NLP engine
+    registry = RecognizerRegistry(supported_languages=["en"])
+    registry.load_predefined_recognizers(nlp_engine=nlp, languages=["en"])
     names = PlainsightRecognizer()
-    analyzer.registry.add_recognizer(names)
-    analyzer.analyze(text="hi im jildau, can u help", language="en")
+    registry.add_recognizer(names)
+    analyzer = AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=["en"])
+    analyzer.analyze(text="ok so my name is amara", language="en")
+
+(``examples/presidio_names.py`` runs this.)
 
 Without session memory each call stands alone. To let a conversation's earlier turns count
 ("Hi Maria" in turn 1 makes a lone "maria" in turn 5 a person), keep one memory per

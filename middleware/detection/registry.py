@@ -33,8 +33,9 @@ ENTRY_POINT_GROUP = "plainsight.recognizers"
 #: Labels the built-in recognizers emit (and for which the surrogate replacer has generators).
 BUILTIN_LABELS: tuple[str, ...] = ("NAME", "EMAIL", "PHONE", "URL", "USERNAME", "ID_NUM", "ADDRESS")
 
-#: Sources the cascade's name finding and later stages put on spans besides the recognizer names.
-EXTRA_SOURCES: tuple[str, ...] = ("names", "role", "llm", "verifier")
+#: Sources the cascade's name finding, the session value memory and later stages put on spans
+#: besides the recognizer names.
+EXTRA_SOURCES: tuple[str, ...] = ("names", "names-script", "value-memory", "role", "llm", "verifier")
 
 #: Name of the name-finding recognizer (it can be disabled like any built-in).
 NAMES = "names"
@@ -69,8 +70,23 @@ class LabelInfo:
     shape: ShapeSpec | None
 
 
+#: What the LLM stage is told about labels Presidio's predefined recognizers add.
+_KNOWN_DESCRIPTIONS = {
+    "IP_ADDRESS": "an IP address (v4 or v6)",
+    "MAC_ADDRESS": "a network card's MAC address",
+    "CRYPTO": "a cryptocurrency wallet address",
+    "MEDICAL_LICENSE": "a medical licence number",
+    "US_DRIVER_LICENSE": "a US driver's licence number",
+    "UK_NINO": "a UK national insurance number",
+}
+
+
 def _default_description(label: str) -> str:
-    return f"a {label.replace('_', ' ').lower()}: an identifier that points to a person"
+    known = _KNOWN_DESCRIPTIONS.get(label)
+    if known:
+        return known
+    words = label.replace("_", " ").lower()
+    return f"{words}: an identifier of this kind that points to a person"
 
 
 class RecognizerRegistry:

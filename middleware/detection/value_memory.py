@@ -19,14 +19,17 @@ The keys are the replacer's normal forms (``surrogate.generators.value_norm``), 
 to the one surrogate of the value. Names are not handled here: the name finder has its own
 person memory (``SessionMemory.people``: any case, possessives, first or last name alone).
 
-Cost: nothing for a session without remembered values (most of them); otherwise one pass of one
-compiled regex per turn (cached per set of values; digit-only sets skip turns without a digit).
+Cost: nothing for a session without remembered values (most of them); otherwise a substring test
+per value on the turn's letters and digits, and a regex pass (compiled once per set of values)
+only over the turns where a value may occur.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from ..values import parse_phone, url_core  # the replacer's normal forms (shared with surrogate.generators)
 
 from .base import Span, has_digit
 
@@ -43,13 +46,10 @@ _MIN_PHONE_DIGITS = 7
 _DIGIT_SEP = r"[\s.\-/()]{0,3}"
 _ID_SEP = r"[\s.\-/_]?"
 _PHONE_PREFIX = r"(?:(?:\+|00|011)[\s.\-]?\d{1,3}[\s.\-]*(?:\(0\)[\s.\-]*)?\(?|[01][\s.\-]*\(?|\()?"
-_DIGIT_LABELS = frozenset({"PHONE", "ID_NUM"})
 
 
 def _key(label: str, value: str) -> str | None:
     """The normal form of ``value`` (None: not worth remembering)."""
-    from ..values import parse_phone, url_core
-
     v = value.strip()
     if label == "PHONE":
         nsn = parse_phone(v).nsn
@@ -85,17 +85,59 @@ def _pattern(label: str, key: str) -> str:
     return r"(?<![^\W_])" + r"[\W_]+".join(re.escape(w) for w in key.split()) + r"(?![^\W_])"
 
 
-@lru_cache(maxsize=2048)
-def _compiled(items: tuple[tuple[str, str], ...]) -> tuple[re.Pattern, tuple[str, ...], bool]:
-    """One regex for a session's remembered values (longest first, so a value that contains
-    another wins); group i+1 is value i."""
-    order = sorted(items, key=lambda it: -len(it[1]))
-    rx = re.compile("|".join(f"({_pattern(label, key)})" for label, key in order), re.IGNORECASE)
-    return rx, tuple(label for label, _ in order), all(label in _DIGIT_LABELS for label, _ in order)
+@lru_cache(maxsize=4096)
+def _regex(label: str, key: str) -> re.Pattern:
+    """One value's pattern, compiled once per process (only when the value may occur in a turn)."""
+    return re.compile(_pattern(label, key), re.IGNORECASE)
 
 
-def _items(memory) -> tuple[tuple[str, str], ...]:
-    return tuple((label, k) for label, keys in memory.values.items() for k in keys)
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=8192)
+def _core(key: str) -> str:
+    """The letters and digits of a key, case-folded: every form its pattern matches holds them
+    contiguously once separators are dropped."""
+    return _NOT_ALNUM.sub("", key).casefold()
+
+
+#: Labels whose mentions may put separators between the characters ("4091-7723", "415.555.0134").
+_SEPARATED = frozenset({"PHONE", "ID_NUM"})
+
+
+def _views(text: str) -> tuple[str, str]:
+    """The case-folded text, and its case-folded letters and digits ("" without a digit: every
+    phone and ID key holds one)."""
+    return text.casefold(), (_NOT_ALNUM.sub("", text).casefold() if has_digit(text) else "")
+
+
+def _count(label: str, key: str, folded: str, core: str) -> int:
+    """How often the key's literal part occurs in the text's views (an upper bound of its mentions)."""
+    if label in _SEPARATED:
+        return core.count(_core(key)) if core else 0
+    return folded.count(key.split(" ", 1)[0])  # the literal key (its first word for an address)
+
+
+def _present(text: str, values: dict) -> list[tuple[str, str]]:
+    """The remembered (label, key) pairs that may occur in ``text``: substring tests (C speed) on the
+    case-folded text — or, for phones and IDs, on its letters and digits — so that most turns of a
+    session with remembered values never run a regex."""
+    folded, core = _views(text)
+    return [(label, k) for label, keys in values.items() for k in keys if _count(label, k, folded, core)]
+
+
+def _find(text: str, spans: list[Span], items) -> list[Span]:
+    """Mentions of ``items`` in ``text`` that overlap no span of ``spans`` (longest value first)."""
+    taken = [(s.start, s.end) for s in spans]
+    out: list[Span] = []
+    for label, key in sorted(items, key=lambda it: -len(it[1])):
+        for m in _regex(label, key).finditer(text):
+            a, b = m.span()
+            if a == b or any(x < b and a < y for x, y in taken):
+                continue
+            taken.append((a, b))
+            out.append(Span(a, b, label, SOURCE, SCORE, "memory"))
+    return sorted(out, key=lambda s: s.start)
 
 
 def recall(text: str, spans: list[Span], memory) -> list[Span]:
@@ -103,25 +145,16 @@ def recall(text: str, spans: list[Span], memory) -> list[Span]:
     values = getattr(memory, "values", None)
     if not values:
         return []
-    rx, labels, digits_only = _compiled(_items(memory))
-    if digits_only and not has_digit(text):
-        return []
-    taken = sorted((s.start, s.end) for s in spans)
-    out: list[Span] = []
-    for m in rx.finditer(text):
-        a, b = m.span()
-        if a == b or any(x < b and a < y for x, y in taken):
-            continue
-        out.append(Span(a, b, labels[m.lastindex - 1], SOURCE, SCORE, "memory"))
-    return out
+    items = _present(text, values)
+    return _find(text, spans, items) if items else []
 
 
-def remember(text: str, spans: list[Span], memory) -> bool:
-    """Record the non-name values of ``spans``; True when something new was learnt."""
+def remember(text: str, spans: list[Span], memory) -> list[tuple[str, str]]:
+    """Record the non-name values of ``spans``; the (label, key) pairs learnt now."""
     values = getattr(memory, "values", None)
     if values is None:
-        return False
-    new = False
+        return []
+    new = []
     for s in spans:
         if s.label == "NAME" or s.source == SOURCE:
             continue
@@ -132,14 +165,18 @@ def remember(text: str, spans: list[Span], memory) -> bool:
         if k in keys or sum(len(v) for v in values.values()) >= MAX_VALUES:
             continue
         keys.append(k)
-        new = True
+        new.append((s.label, k))
     return new
 
 
 def update(text: str, spans: list[Span], memory) -> list[Span]:
-    """After a turn's detection: remember its values, and when that taught something new, find
-    the new values again elsewhere in the same turn ("my login is X ... X")."""
-    if not remember(text, spans, memory):
+    """After a turn's detection: remember its values, and find a value learnt now again elsewhere
+    in the same turn ("my login is X ... yes, X"); the regex runs only for a value whose literal
+    part occurs more than once."""
+    new = remember(text, spans, memory)
+    if not new:
         return spans
-    more = recall(text, spans, memory)
+    folded, core = _views(text)
+    again = [(label, k) for label, k in new if _count(label, k, folded, core) > 1]
+    more = _find(text, spans, again) if again else []
     return sorted([*spans, *more], key=lambda s: s.start) if more else spans

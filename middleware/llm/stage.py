@@ -310,38 +310,52 @@ class LLMStage:
             return False
 
         rejected_keys = {k for k, v in verdicts.items() if not v}
+        # model spans not verified F (themselves, or a reviewed span of the same extent)
+        model_ok = [l for l in llm_spans if _key(l) not in rejected_keys]
+
+        def model_extent(s: Span) -> bool:
+            """The marking confirmed ``s`` with spans of its own: their extent replaces the fast
+            pass's guess ("Maria Lopez" guessed, "Maria" marked: "Lopez" was left out)."""
+            return any(_overlaps(s, l) and l.label == s.label for l in model_ok)
+
         final: list[Span] = []
+        anchors: list[Span] = []  # what stays masked on the fast pass's side
         confirmed: list[Span] = []
         rejected: list[Span] = []
         masked_unreviewed = 0
         for s in fast_spans:
             if not is_doubtful(s, thr):
                 final.append(s)  # certain: the model never unmasks it
+                anchors.append(s)
                 continue
             r = ruling(s)
             if r is False:
                 rejected.append(s)
                 continue
-            final.append(s)
+            anchors.append(s)
             if r is True:
                 confirmed.append(s)
+                if model_extent(s):
+                    continue
             else:
                 masked_unreviewed += 1
+            final.append(s)
         taught: list[Span] = []
         for c in (*candidates, *keeps):
             r = ruling(c)
             if r is False:
                 continue
-            final.append(_as_mask(c))
+            anchors.append(c)
             if r is None:
                 masked_unreviewed += 1
             else:
                 taught.append(_as_mask(c))
+                if model_extent(c):
+                    continue
+            final.append(_as_mask(c))
         kept_llm: list[Span] = []
-        for l in llm_spans:
-            if _key(l) in rejected_keys:
-                continue  # verified F (itself, or a reviewed span of the same extent)
-            if any(_overlaps(l, r) and not any(_overlaps(l, f) for f in final) for r in rejected):
+        for l in model_ok:
+            if any(_overlaps(l, r) for r in rejected) and not any(_overlaps(l, a) for a in anchors):
                 continue  # the verifier rejected the doubtful span the marking covered
             kept_llm.append(l)
         final.extend(kept_llm)

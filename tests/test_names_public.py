@@ -1,0 +1,159 @@
+"""Keep what is not private (issue #12): ordinary words, languages / places / events / brands,
+public figures, fictional characters, example names, pieces of other things — and never lose the
+people of the speaker's life named in personal narrative. Plus one decision per two-token name
+(issue #17) and the keeps the finder records for the LLM stage (``Cascade.kept``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.detection.base import TurnContext
+from middleware.detection.cascade import Cascade
+from middleware.detection.memory import SessionMemory
+from middleware.detection.public import classes_of, personal_cue, topic_cues
+from middleware.evaluation import DialogueResult, Ent, by_source, summarize
+
+
+@pytest.fixture(scope="module")
+def cascade() -> Cascade:
+    return Cascade()
+
+
+def names(cascade: Cascade, text: str, role: str = "student", memory: SessionMemory | None = None) -> list[str]:
+    mem = memory if memory is not None else cascade.new_memory()
+    spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)
+    return [text[s.start : s.end] for s in spans if s.label == "NAME"]
+
+
+# -- 1. ordinary words and typos -------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["Splendid, see you Friday!", "Brilliant", "Howdy", "Yay", "Sooo", "Gooood",
+                                  "Grate job", "Reread the question", "Thnks", "Wellplayed", "Wellplayed!"])
+def test_ordinary_words_and_typos_are_kept(cascade, text):
+    assert names(cascade, text) == []
+
+
+# -- 2. languages, nationalities, places, events, brands ---------------------------------------------
+@pytest.mark.parametrize("text", [
+    "she speaks Portuguese at home", "American English is different", "Spanish grammar is hard",
+    "I live near the Thames in London", "We climbed Kilimanjaro", "Happy Halloween!", "During Ramadan we fast",
+    "Did you watch the Olympics?", "She won a Grammy", "He got the Nobel", "I play Minecraft every day",
+    "ESPN won an Emmy for the yellow line", "Georgia Tech beat Cumberland 222-0",
+])
+def test_languages_places_events_brands_are_kept(cascade, text):
+    assert names(cascade, text) == []
+
+
+# -- 3. public figures -----------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Messi's last season was great", "lionel messi is the best", "Abraham Lincoln freed the slaves",
+    "the King gave a speech", "Steve Jobs and Wozniak started Apple", "Taylor Swift released a new album",
+    "I watched Titanic with Leonardo DiCaprio",
+])
+def test_public_figures_are_kept(cascade, text):
+    assert names(cascade, text) == []
+
+
+def test_public_figure_full_name_in_a_conversation_about_sport_is_one_kept_decision(cascade):
+    mem = cascade.new_memory()
+    assert names(cascade, "I watch the NFL every season, the quarterbacks are amazing.", memory=mem) == []
+    assert names(cascade, "Do you like football too? My team lost again.", role="tutor", memory=mem) == []
+    assert names(cascade, "Did you know Kellan Moore is the only lefty quarterback in the league?", memory=mem) == []
+    # the surname alone later in the session is the same public figure
+    assert names(cascade, "I think Moore is underrated.", role="tutor", memory=mem) == []
+
+
+def test_a_relation_word_makes_a_famous_name_a_private_person(cascade):
+    assert names(cascade, "my friend Taylor Swift says hi") == ["Taylor Swift"]
+
+
+# -- 4. fictional characters -----------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Frodo carries the ring", "Hermione is so clever", "I love Shrek", "Sherlock Holmes is a detective",
+    "Macbeth and Banquo meet the witches", "the Montagues and the Capulets", "I love Atticus Finch in that book",
+])
+def test_fictional_characters_are_kept(cascade, text):
+    assert names(cascade, text) == []
+
+
+# -- 5. example names in language teaching ---------------------------------------------------------
+def test_example_names_in_quotes_in_a_teachers_turn_are_kept(cascade):
+    assert names(cascade, "'Sam and I went home' or 'me and Sam'?", role="tutor") == []
+    assert names(cascade, 'Which is right: "Kate and me" or "Kate and I"?', role="teacher") == []
+
+
+# -- 6. pieces of other things ---------------------------------------------------------------------
+def test_pieces_of_other_things(cascade):
+    assert names(cascade, "hey im kofi") == ["kofi"]
+    assert names(cascade, "my son goes to Parker Elementary School") == []  # a surname inside a school's name
+    assert names(cascade, "She works at Kowalski Associates now") == []
+    assert names(cascade, "look at https://example.com/people/maria-lopez/page") == []
+
+
+# -- must not lose: people of the learner's life in personal narrative -----------------------------
+@pytest.mark.parametrize("text,expected", [
+    ("Mateo starts nursery on Monday", ["Mateo"]),
+    ("we asked Priya's teacher", ["Priya"]),
+    ("my colleague Olu is off this week", ["Olu"]),
+    ("does Ines like swimming?", ["Ines"]),
+    ("Great job Maria!", ["Maria"]),
+])
+def test_narrative_people_are_found(cascade, text, expected):
+    assert names(cascade, text) == expected
+
+
+def test_narrative_people_are_found_in_a_conversation_about_films(cascade):
+    mem = cascade.new_memory()
+    names(cascade, "We watched a movie with the actors from that series, the film was great.", memory=mem)
+    names(cascade, "Which actor did you like in the film?", role="tutor", memory=mem)
+    assert names(cascade, "My brother Tomasz liked the actor too", memory=mem) == ["Tomasz"]
+
+
+# -- issue #17: a two-token name is one decision -----------------------------------------------------
+def test_relation_then_full_name_is_one_span(cascade):
+    assert names(cascade, "My friend Will Turner says hi") == ["Will Turner"]
+
+
+def test_relation_then_word_name_is_found(cascade):
+    assert names(cascade, "my dad Bill and my sister Hope say hi") == ["Bill", "Hope"]
+
+
+def test_his_name_is_is_not_a_self_introduction(cascade):
+    mem = cascade.new_memory()
+    names(cascade, "His name is Jorvik", memory=mem)
+    assert mem.person_strength("jorvik") < 2.0
+
+
+# -- keeps for the LLM stage -----------------------------------------------------------------------
+def test_kept_returns_the_turns_keeps_with_their_evidence(cascade):
+    mem = cascade.new_memory()
+    text = "Sherlock Holmes lives in London and speaks French"
+    ctx = TurnContext(role="student", session_id="s")
+    assert cascade.detect(text, ctx, mem) == [] or all(s.label != "NAME" for s in cascade.detect(text, ctx, cascade.new_memory()))
+    kept = cascade.kept(text, ctx, mem)
+    got = {text[s.start : s.end]: s.evidence for s in kept}
+    assert got["Sherlock Holmes"] == "keep-fiction"
+    assert got["London"] == "keep-place"
+    assert got["French"] == "keep-word"
+    assert all(s.source == "names-keep" and s.label == "NAME" for s in kept)
+    cascade.detect("ok thanks", ctx, mem)  # the next turn: the keeps belong to it only
+    assert cascade.kept("ok thanks", ctx, mem) == []
+
+
+# -- the closed classes and cues -------------------------------------------------------------------
+def test_public_tables_and_cues():
+    assert "people" in classes_of("abraham lincoln")
+    assert "places" in classes_of("london") and "languages" in classes_of("portuguese")
+    assert "fiction" in classes_of("atticus finch") and "things" in classes_of("halloween")
+    assert topic_cues(["the", "quarterback", "won", "the", "season"]) == 2
+    assert personal_cue(["my", "colleague", "olu"], 2, 2) and not personal_cue(["i", "like", "olu"], 2, 2)
+
+
+# -- eval: false names per 100 turns, per source ---------------------------------------------------
+def test_eval_reports_false_names_per_100_turns_and_by_source():
+    a = DialogueResult("a", {}, [Ent(0, 0, 4, "NAME")], [Ent(0, 0, 4, "NAME"), Ent(1, 0, 5, "NAME")], turns=4, source="chat")
+    b = DialogueResult("b", {}, [], [Ent(0, 0, 5, "NAME")], turns=2, empty_turns=1, source="open")
+    s = summarize([a, b])
+    assert s["name_fp_per_100_turns"] == pytest.approx(100 * 2 / 5, abs=1e-3)
+    src = by_source([a, b])
+    assert src["chat"]["name_fp_per_100_turns"] == 25.0 and src["chat"]["recall"] == 1.0
+    assert src["open"]["fp"] == 1 and src["open"]["turns"] == 1
