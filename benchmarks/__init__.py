@@ -11,6 +11,6 @@ Installed with the ``bench`` extra (``pip install -e ".[bench]"``, which ``.[dev
 - ``llm_simulator`` (a local OpenAI-compatible server: the tests' and benchmarks' model),
   ``llm`` (LLM stage throughput and tokens), ``surrogate`` (surrogate micro-benchmark).
 
-Layering: this package sits on top of everything (tests/test_architecture.py); nothing in
+Layering: this package sits on top of everything (tests/unit/test_architecture.py); nothing in
 ``middleware``, ``surrogate`` or ``consumers`` imports it.
 """

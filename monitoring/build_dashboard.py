@@ -2,7 +2,7 @@
 """Generates ``monitoring/grafana/dashboards/plainsight.json`` (the Grafana dashboard).
 
 The dashboard is code so that reviews see queries, not 2,000 lines of layout JSON. Edit this
-file, then run ``python monitoring/build_dashboard.py``; ``tests/test_prometheus.py`` fails
+file, then run ``python monitoring/build_dashboard.py``; ``tests/integration/cli/test_prometheus.py`` fails
 if the committed JSON is out of date, and evaluates every query against a real Prometheus.
 
 Conventions (see monitoring/README.md):

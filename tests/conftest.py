@@ -1,44 +1,30 @@
 """Shared fixtures: one real embedded Kafka-protocol broker (Tansu) per test session, unique
-topics per test, and helpers to produce and read records. Loopback only, bounded waits."""
+topics per test. Loopback only, bounded waits. Tests that use the broker are marked ``broker``
+(``pytest -m "not broker"`` runs the rest). Helpers: ``tests/support.py``."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import json
-import time
 import uuid
-from pathlib import Path
 
 import pytest
 
 from consumers.broker import EmbeddedBroker
 from middleware.config import load_settings
-from middleware.evaluation import default_data_dir
-from middleware.keys import secrets_env, secrets_overrides
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA_DIR = default_data_dir()
+# helpers live in tests/support.py; re-exported for test modules that import them from here
+from .support import (  # noqa: F401
+    DATA_DIR,
+    ROOT,
+    TEST_SECRETS_ENV,
+    produce,
+    read_topic,
+    secret_env,
+    secret_overrides,
+    turn_bytes,
+)
 
 _counter = itertools.count()
-
-#: A surrogate secret and state key for this test session (random: no test relies on a public one).
-#: Workers refuse to start without them; subprocesses get them with :func:`secret_env`.
-TEST_SECRETS_ENV = secrets_env()
-
-
-def secret_overrides() -> dict:
-    """``load_settings`` overrides with this session's test secret and state key."""
-    return secrets_overrides(TEST_SECRETS_ENV)
-
-
-def secret_env(env: dict | None = None) -> dict:
-    """``env`` (default: a copy of os.environ) plus this session's test secret and key variables."""
-    import os
-
-    out = dict(os.environ if env is None else env)
-    out.update(TEST_SECRETS_ENV)
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -84,53 +70,15 @@ def make_settings(broker):
     return factory
 
 
-def turn_bytes(session_id: str, turn_id, text: str, role: str = "student", **extra) -> bytes:
-    obj = {"session_id": session_id, "turn_id": turn_id, "role": role, "text": text, "sent_at": time.time()}
-    obj.update(extra)
-    return json.dumps(obj).encode()
-
-
-async def produce(settings, records, topic=None):
-    """records: iterable of (key: str|None, value: bytes)."""
-    from consumers.kafka import make_producer
-
-    p = make_producer(settings, settings.kafka.bootstrap_servers)
-    await p.start()
-    try:
-        futs = []
-        for key, value in records:
-            futs.append(await p.send(topic or settings.topics.input, key=key.encode() if key else None, value=value))
-        await asyncio.gather(*futs)
-    finally:
-        await p.stop()
-
-
-async def read_topic(settings, topic, expected: int, timeout: float = 30.0, idle: float = 0.0):
-    """Read `topic` from the beginning until `expected` records arrived (then `idle` more seconds)."""
-    from consumers.kafka import make_consumer
-
-    c = make_consumer(settings, settings.kafka.bootstrap_servers, topic, group_id=f"reader-{uuid.uuid4().hex[:8]}")
-    await c.start()
-    out = []
-    try:
-        deadline = time.monotonic() + timeout
-        extra_until = None
-        while time.monotonic() < deadline:
-            batch = await c.getmany(timeout_ms=100)
-            for _tp, msgs in batch.items():
-                out.extend(msgs)
-            if len(out) >= expected:
-                if extra_until is None:
-                    extra_until = time.monotonic() + idle
-                if time.monotonic() >= extra_until:
-                    break
-    finally:
-        await c.stop()
-    return out
-
-
 @pytest.fixture
 def data_dir():
     if not DATA_DIR.is_dir():
         pytest.skip(f"dev data not found at {DATA_DIR}")
     return DATA_DIR
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that uses the embedded broker (directly or through ``make_settings``)."""
+    for item in items:
+        if "broker" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.broker)

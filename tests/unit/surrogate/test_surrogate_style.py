@@ -10,7 +10,7 @@ import pytest
 from surrogate import SurrogateReplacer, reidentify
 from surrogate.generators import email_style, spelled_layout
 
-from .test_surrogate_helpers import parse
+from tests.surrogate_helpers import parse
 
 SECRET = "test-secret"
 _DIGIT_WORDS = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"

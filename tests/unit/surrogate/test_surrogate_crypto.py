@@ -12,7 +12,7 @@ from middleware.config import Settings
 from surrogate import SessionMapping, StateCipher, StateCryptoError, StateFormatError, SurrogateReplacer
 from surrogate import crypto as crypto_mod
 
-from .test_surrogate_helpers import DIALOGUE_40, parse
+from tests.surrogate_helpers import DIALOGUE_40, parse
 
 SESSION = "session-crypto-1"
 REAL_VALUES = ["Maria", "Lopez", "Daniel", "Chen", "Garcia", "maria.lopez@gmail.com", "mlopez@lincoln.k12.ne.us",

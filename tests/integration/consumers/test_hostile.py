@@ -12,7 +12,7 @@ from benchmarks.hostile import generate
 from consumers.worker import Worker
 from middleware.schemas import DeadLetter
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 N = 600
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from .test_cli import _env
+from tests.support import cli_env as _env
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 

@@ -8,8 +8,8 @@ import os
 import subprocess
 import sys
 
-from .conftest import produce
-from .test_cli import _env
+from tests.support import produce
+from tests.support import cli_env as _env
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 

@@ -27,7 +27,7 @@ from middleware.detection.registry import RecognizerRegistry
 from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn, OutputTurn
 
-from .conftest import TEST_SECRETS_ENV, produce, read_topic, secret_overrides, turn_bytes
+from tests.support import ROOT, TEST_SECRETS_ENV, produce, read_topic, secret_overrides, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 
@@ -152,7 +152,7 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
     dist = tmp_path / "site" / "grade_plugin-1.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: grade-plugin\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[plainsight.recognizers]\ngrade_code = tests.test_recognizers:_GradeCode\n")
+    (dist / "entry_points.txt").write_text("[plainsight.recognizers]\ngrade_code = tests.integration.cli.test_recognizers:_GradeCode\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     s = _settings(tmp_path, "detection:\n  recognizers:\n    - {plugin: grade_code, options: {prefix: GX}}\n")
     reg = RecognizerRegistry.build(s.detection)
@@ -348,7 +348,7 @@ def test_plainsight_recognizer_inside_a_real_analyzer_engine():
 def test_the_readme_presidio_example_runs():
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "presidio_names.py"
+    example = ROOT / "examples" / "presidio_names.py"
     proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("middleware", "consumers", "surrogate", "benchmarks")
 LAYERS = {"core": 1, "surrogate": 2, "consumers": 3, "cli": 4, "benchmarks": 5}
 

@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import ROOT
 import pytest
 
 from middleware.evaluation import default_data_dir, read_dialogues
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _need_data():

@@ -8,7 +8,7 @@ import json
 from consumers.worker import Worker
 from middleware.commands.forget import forget
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 
 async def _start(worker: Worker):

@@ -15,7 +15,7 @@ from surrogate.generators import luhn_ok, parse_phone
 from surrogate.names import fold, load_tables
 from surrogate.text import case_pattern
 
-from .test_surrogate_helpers import DIALOGUE_40, parse
+from tests.surrogate_helpers import DIALOGUE_40, parse
 
 SECRET = "test-secret"
 _TOKEN = re.compile(r"[^\W\d_]+")

@@ -17,7 +17,7 @@ from middleware.pipeline import Pipeline
 from surrogate import SurrogateReplacer
 from middleware.schemas import DeadLetter, OutputTurn
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 
 class SlowPipeline(Pipeline):

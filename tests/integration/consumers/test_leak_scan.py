@@ -11,7 +11,7 @@ from consumers.worker import Worker
 from middleware.metrics import Metrics
 from surrogate.crypto import MAGIC
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 CANARIES = [
     ("c1", "Hi, my name is Zorvath Quellin and my email is zorvath.quellin@canary-mail.org",

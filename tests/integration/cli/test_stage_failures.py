@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import TEST_SECRETS_ENV
+from tests.support import TEST_SECRETS_ENV
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 

@@ -14,7 +14,7 @@ import yaml
 from benchmarks.faults import outputs_by_turn
 from consumers.worker import Worker
 
-from .conftest import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
+from tests.support import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
 
 NAMES = ["Marisol Quintero", "Tobias Lindqvist", "Amara Okonkwo", "Keanu Makoa", "Ingrid Solberg",
          "Rahul Bhattacharya", "Chloe Dubois", "Mateo Herrera", "Yuki Tanaka", "Zainab Haddad"]

@@ -27,7 +27,7 @@ from middleware.keys import (DEV_SECRET, SecretsError, new_key_b64, public_dev_k
 from surrogate import StateCipher, StateCryptoError, SurrogateReplacer
 from surrogate.crypto import MAGIC
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import yaml
 
+from tests.support import ROOT
 from middleware.config import Settings, load_settings
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _plain(d):

@@ -9,7 +9,7 @@ import re
 
 from consumers.worker import Worker
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 SESSION = "surr-40"
 

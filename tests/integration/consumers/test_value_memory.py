@@ -17,7 +17,7 @@ from middleware.pipeline import Pipeline
 from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 
-from .conftest import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, turn_bytes
 
 SECRET = "value-memory-test-secret"
 

@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .test_cli import _env
+from tests.support import ROOT, cli_env as _env
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
-SAMPLES = Path(__file__).resolve().parents[1] / "middleware" / "samples"
+SAMPLES = ROOT / "middleware" / "samples"
 
 
 def _values() -> dict[str, list[str]]:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
+from tests.support import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 

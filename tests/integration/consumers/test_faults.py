@@ -14,7 +14,7 @@ from consumers.kafka import make_producer
 from consumers.worker import Worker
 from middleware.config import load_settings
 
-from .conftest import read_topic, secret_overrides, turn_bytes
+from tests.support import read_topic, secret_overrides, turn_bytes
 
 
 async def _send_retrying(settings, records, deadline_s=60.0):
@@ -112,7 +112,7 @@ async def test_llm_outage_degrades_without_leaking(make_settings):
              "thanks Evangelina! can Marcus join? his number is (415) 555-0142",
              "What is 3 + 4?"]
     try:
-        from .conftest import produce
+        from tests.support import produce
 
         await produce(s, [("llm-s", turn_bytes("llm-s", i, t)) for i, t in enumerate(texts)])
         outs = await read_topic(s, s.topics.output, len(texts), timeout=60)

@@ -3,6 +3,7 @@ and the keep review (problem characters, famous people, curricular eponyms)."""
 
 from __future__ import annotations
 
+from tests.support import ROOT
 import pytest
 
 from middleware.detection.base import TurnContext
@@ -236,7 +237,7 @@ def test_refill_keeps_offsets_and_the_mapping_consistent():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts"))
     from name_data import NamePool, mark_characters, refill
 
     d = {"id": "x", "meta": {"question": "Carmen buys 3 pens. How many pens does Carmen have?"},

@@ -34,13 +34,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
+from tests.support import ROOT
 import pytest
 import yaml
 
 from middleware.metrics import Metrics
 from middleware.metrics_server import MetricsServer
 
-ROOT = Path(__file__).resolve().parents[1]
 MON = ROOT / "monitoring"
 DASHBOARD = MON / "grafana" / "dashboards" / "plainsight.json"
 ALERTS = MON / "alerts.yml"

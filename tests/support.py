@@ -1,0 +1,88 @@
+"""Helpers shared by the tests (not tests themselves): the repository root, the test session's
+secrets, and producing / reading records on the test broker. Fixtures are in ``conftest.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+
+from middleware.evaluation import default_data_dir
+from middleware.keys import secrets_env, secrets_overrides
+
+#: the repository root
+ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = default_data_dir()
+
+#: A surrogate secret and state key for this test session (random: no test relies on a public one).
+#: Workers refuse to start without them; subprocesses get them with :func:`secret_env`.
+TEST_SECRETS_ENV = secrets_env()
+
+
+def secret_overrides() -> dict:
+    """``load_settings`` overrides with this session's test secret and state key."""
+    return secrets_overrides(TEST_SECRETS_ENV)
+
+
+def secret_env(env: dict | None = None) -> dict:
+    """``env`` (default: a copy of os.environ) plus this session's test secret and key variables."""
+    out = dict(os.environ if env is None else env)
+    out.update(TEST_SECRETS_ENV)
+    return out
+
+
+def cli_env() -> dict:
+    """The environment for a CLI subprocess, without any PLAINSIGHT_* or OPENAI_API_KEY variable."""
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("PLAINSIGHT_") or k == "OPENAI_API_KEY":
+            env.pop(k)
+    return env
+
+
+def turn_bytes(session_id: str, turn_id, text: str, role: str = "student", **extra) -> bytes:
+    obj = {"session_id": session_id, "turn_id": turn_id, "role": role, "text": text, "sent_at": time.time()}
+    obj.update(extra)
+    return json.dumps(obj).encode()
+
+
+async def produce(settings, records, topic=None):
+    """records: iterable of (key: str|None, value: bytes)."""
+    from consumers.kafka import make_producer
+
+    p = make_producer(settings, settings.kafka.bootstrap_servers)
+    await p.start()
+    try:
+        futs = []
+        for key, value in records:
+            futs.append(await p.send(topic or settings.topics.input, key=key.encode() if key else None, value=value))
+        await asyncio.gather(*futs)
+    finally:
+        await p.stop()
+
+
+async def read_topic(settings, topic, expected: int, timeout: float = 30.0, idle: float = 0.0):
+    """Read `topic` from the beginning until `expected` records arrived (then `idle` more seconds)."""
+    from consumers.kafka import make_consumer
+
+    c = make_consumer(settings, settings.kafka.bootstrap_servers, topic, group_id=f"reader-{uuid.uuid4().hex[:8]}")
+    await c.start()
+    out = []
+    try:
+        deadline = time.monotonic() + timeout
+        extra_until = None
+        while time.monotonic() < deadline:
+            batch = await c.getmany(timeout_ms=100)
+            for _tp, msgs in batch.items():
+                out.extend(msgs)
+            if len(out) >= expected:
+                if extra_until is None:
+                    extra_until = time.monotonic() + idle
+                if time.monotonic() >= extra_until:
+                    break
+    finally:
+        await c.stop()
+    return out
