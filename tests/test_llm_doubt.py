@@ -55,6 +55,7 @@ def obedient(body: dict) -> Reply:
         (Span(0, 4, "NAME", "names-keep", 0.3, "keep-problem"), CERTAIN),
         (Span(0, 4, "NAME", "presidio", 0.6), DOUBTFUL),  # unknown evidence: the score decides
         (Span(0, 4, "NAME", "presidio", 0.85), CERTAIN),
+        (Span(0, 4, "NAME", "names", 0.95), DOUBTFUL),  # the name finder always says why: no reason, no certainty
     ],
 )
 def test_evidence_classes(span, want):

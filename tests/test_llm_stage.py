@@ -261,7 +261,7 @@ async def test_verifier_batches_candidates_and_decides(fake_llm):
     stage = make_stage(fake_llm.base_url, verifier="uncertain", gate="uncertain")
     newton = Span(0, 6, "NAME", "names", 0.6)  # low-confidence fast span
     maya = Span(22, 26, "NAME", "names", 0.55)  # candidate the fast pass would not mask
-    leo = Span(32, 35, "NAME", "names", 0.95)  # certain
+    leo = Span(32, 35, "NAME", "names", 0.95, "memory")  # certain
     try:
         out = await refine(stage, text=text, fast=[newton, leo], cands=[maya])
     finally:
@@ -333,7 +333,7 @@ GATE_CASES = [
     ("mail me at a@b.co", [], [], "contact"),
     ("it is on hammarvägen 15", [], [], "address"),
     ("3 apples and 15 pears", [], [], None),
-    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95)], [], None),  # certain and covered
+    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95, "memory")], [], None),  # certain and covered
     ("hi there", [], [Span(3, 8, "NAME", "names", 0.6)], "candidate"),
     # what the fast pass doubts goes to the model whatever its score; what it is sure of does not
     ("hi Jake", [Span(3, 7, "NAME", "names", 0.95, "model")], [], "doubtful"),
