@@ -74,6 +74,17 @@ def test_issue_yaml_builds_a_registry_with_the_new_label(tmp_path):
     assert (sid.start, sid.end) == (27, 39) and sid.evidence.endswith("+context") and sid.score == 1.0
 
 
+def test_a_configured_label_wins_over_the_generic_builtin_id(tmp_path):
+    """"my student id is S-2024-00042" is also a generic ID_NUM to the built-in recognizer (0.96);
+    the school's own STUDENT_ID wins whatever its score."""
+    s = _settings(tmp_path, ISSUE_YAML.replace("score: 0.9", "score: 0.5"))
+    c = Cascade.from_settings(s)
+    spans = c.detect("my student id is S-2024-00042", TurnContext(), SessionMemory())
+    assert [(x.label, x.source, x.score) for x in spans] == [("STUDENT_ID", "school_id", 0.85)]
+    assert [x.label for x in Cascade().detect("my student id is S-2024-00042", TurnContext(), SessionMemory())] == [
+        "ID_NUM"]
+
+
 def test_pattern_scores_context_validator_and_word_bounds(tmp_path):
     s = _settings(tmp_path, """
 detection:
