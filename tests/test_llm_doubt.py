@@ -252,3 +252,16 @@ async def test_confirmed_doubtful_span_takes_the_models_extent(fake_llm):
         assert texts(text, out.spans) == ["Maria Lopez"]
     finally:
         await stage.aclose()
+
+
+async def test_verifier_f_on_a_partial_span_does_not_unmask_the_marked_name(fake_llm):
+    # the fast pass doubts "benjamin" alone; the verifier (asked about "benjamin") says F, the
+    # marking marks "benjamin a seiler": the name is masked with the marking's extent
+    text = "follow up with benjamin a seiler in a couple of months."
+    fake_llm.gold = {"benjamin a seiler": "NAME"}
+    stage = make_stage(fake_llm.base_url, verifier="uncertain", gate="uncertain")
+    try:
+        out = await stage.refine(text, CTX, [Span(15, 23, "NAME", "names", 0.8, "model")], [], [])
+    finally:
+        await stage.aclose()
+    assert out.ok and texts(text, out.spans) == ["benjamin a seiler"]

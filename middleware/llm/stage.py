@@ -319,20 +319,17 @@ class LLMStage:
             return any(_overlaps(s, l) and l.label == s.label for l in model_ok)
 
         final: list[Span] = []
-        anchors: list[Span] = []  # what stays masked on the fast pass's side
         confirmed: list[Span] = []
         rejected: list[Span] = []
         masked_unreviewed = 0
         for s in fast_spans:
             if not is_doubtful(s, thr):
                 final.append(s)  # certain: the model never unmasks it
-                anchors.append(s)
                 continue
             r = ruling(s)
             if r is False:
                 rejected.append(s)
                 continue
-            anchors.append(s)
             if r is True:
                 confirmed.append(s)
                 if model_extent(s):
@@ -345,7 +342,6 @@ class LLMStage:
             r = ruling(c)
             if r is False:
                 continue
-            anchors.append(c)
             if r is None:
                 masked_unreviewed += 1
             else:
@@ -353,11 +349,9 @@ class LLMStage:
                 if model_extent(c):
                     continue
             final.append(_as_mask(c))
-        kept_llm: list[Span] = []
-        for l in model_ok:
-            if any(_overlaps(l, r) for r in rejected) and not any(_overlaps(l, a) for a in anchors):
-                continue  # the verifier rejected the doubtful span the marking covered
-            kept_llm.append(l)
+        # a model span of another extent than a span the verifier rejected stays: "benjamin" alone
+        # answered F, "benjamin a seiler" marked — the marking knows the name's extent
+        kept_llm = model_ok
         final.extend(kept_llm)
         if masked_unreviewed:
             self.stats.masked_conservatively += masked_unreviewed
