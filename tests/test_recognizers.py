@@ -306,6 +306,19 @@ def test_presidio_predefined_by_name_detects_what_the_builtins_do_not(tmp_path):
     assert all(0 <= int(x) <= 255 for x in ip.split("."))  # still fits Presidio's IPv4 pattern
 
 
+def test_presidio_ner_recognizer_only_when_asked_and_only_the_entities_asked(tmp_path):
+    s = _settings(tmp_path, "detection:\n  presidio_recognizers:\n"
+                            "    - {name: SpacyRecognizer, ner: true, entities: [PERSON], label: NAME}\n")
+    reg = RecognizerRegistry.from_settings(s.detection)
+    rec = reg.find("SpacyRecognizer")
+    assert rec.labels == ("NAME",) and reg.added_labels == ()
+    spans = rec.detect("John Smith visited Paris on Monday.", TurnContext(), SessionMemory())
+    assert [(x.start, x.end, x.label) for x in spans] == [(0, 10, "NAME")]
+    s = _settings(tmp_path, "detection:\n  presidio_recognizers: [{name: SpacyRecognizer, ner: true, entities: [ZIP]}]\n")
+    with pytest.raises(ConfigError, match="ZIP"):
+        RecognizerRegistry.build(s.detection)
+
+
 # --------------------------------------------------------------------------- Presidio out
 
 def test_plainsight_recognizer_inside_a_real_analyzer_engine():

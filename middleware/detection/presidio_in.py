@@ -58,18 +58,19 @@ class PresidioRecognizer(Recognizer):
     contains_names = True
 
     def __init__(self, inner, *, labels: dict[str, str] | None = None, min_score: float = 0.4,
-                 surrogate: str = "shape", nlp_engine=None) -> None:
+                 surrogate: str = "shape", nlp_engine=None, entities: Sequence[str] | None = None) -> None:
         from presidio_analyzer import PatternRecognizer as _PresidioPattern
 
         self.inner = inner
         self.name = safe_name(inner.name or type(inner).__name__)
-        self.entity_labels = {e: presidio_label(e, labels) for e in inner.supported_entities}
+        use = list(entities) if entities else list(inner.supported_entities)
+        self.entity_labels = {e: presidio_label(e, labels) for e in use}
         self.labels = tuple(dict.fromkeys(self.entity_labels.values()))
         self.min_score = min_score
         self.surrogate = surrogate
         self.context = ContextWords(inner.context or [], 5)
         self.nlp_engine = nlp_engine
-        self._entities = list(inner.supported_entities)
+        self._entities = use
         self._is_pattern = isinstance(inner, _PresidioPattern)
         if "NAME" in self.labels:
             self.contains_names = False
@@ -107,7 +108,9 @@ class PresidioRecognizer(Recognizer):
                     evidence += "+context"
             if score < self.min_score:
                 continue
-            label = self.entity_labels.get(r.entity_type, presidio_label(r.entity_type))
+            label = self.entity_labels.get(r.entity_type)
+            if label is None:  # an entity not asked for
+                continue
             out.append(Span(r.start, r.end, label, self.name, round(score, 4), evidence))
         return out
 
@@ -173,6 +176,11 @@ def predefined_recognizer(spec: PresidioPredefinedSpec, package: str = "en_core_
 
         nlp_engine = pinned_nlp_engine(package, verify)
         inner.load()
+    if spec.entities:
+        unknown = sorted(set(spec.entities) - set(inner.supported_entities))
+        if unknown:
+            raise ConfigError(f"detection.presidio_recognizers: {spec.name} does not report {unknown}; "
+                              f"it reports {list(inner.supported_entities)}")
     labels = {e: spec.label for e in inner.supported_entities} if spec.label else None
     return PresidioRecognizer(inner, labels=labels, min_score=spec.min_score, surrogate=spec.surrogate,
-                              nlp_engine=nlp_engine)
+                              nlp_engine=nlp_engine, entities=spec.entities)

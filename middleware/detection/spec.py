@@ -168,6 +168,9 @@ class PresidioPredefinedSpec(BaseModel):
     min_score: float = Field(0.4, ge=0.0, le=1.0)
     #: Context words replacing the recognizer's own.
     context: list[str] | None = None
+    #: Only these of its entities (e.g. [PERSON] of SpacyRecognizer, which also reports dates,
+    #: places, organisations); default: all it supports.
+    entities: list[str] | None = None
 
     @field_validator("label")
     @classmethod
