@@ -67,6 +67,7 @@ def test_issue_yaml_builds_a_registry_with_the_new_label(tmp_path):
     assert [r.name for r in reg.recognizers][:3] == ["email", "email_obfuscated", "phone"]
     c = Cascade.from_settings(s)
     assert c.registry is reg and c.name_recognizer.name == "names"
+    assert [r.name for r in c.fast_pass][-2:] == ["school_id", "names"]  # name finding: one recognizer, last
     spans = c.detect("Hi Maria, my student id is S-2024-00042", TurnContext(), SessionMemory())
     got = {(s.label, s.source) for s in spans}
     assert ("STUDENT_ID", "school_id") in got and ("NAME", "names") in got
