@@ -55,9 +55,9 @@ NAME_FINDER_SOURCE = "names"
 CALIBRATED: dict[str, float] = {
     "memory": 0.99,
     "direct": 0.96,
-    "intro": 0.84,
-    "model": 0.82,
-    "title": 0.81,
+    "intro": 0.88,
+    "model": 0.81,
+    "title": 0.91,
     "context": 0.5,
     "rules": 0.5,
     "bounded": 0.5,
