@@ -294,6 +294,36 @@ def test_presidio_yaml_path_is_relative_to_the_config_file(tmp_path, monkeypatch
     assert hit[0].score == 0.95
 
 
+def test_presidio_registry_configuration_file(tmp_path, caplog):
+    """The other documented Presidio format (a registry configuration: supported_languages and
+    recognizers typed predefined/custom), loaded with RecognizerRegistryProvider; NLP-backed
+    recognizers are skipped unless the entry accepts the cost."""
+    yml = tmp_path / "registry.yaml"
+    yml.write_text("""
+supported_languages: [en]
+global_regex_flags: 26
+recognizers:
+  - name: IbanRecognizer
+    type: predefined
+  - name: SpacyRecognizer
+    type: predefined
+  - name: Badge recognizer
+    type: custom
+    supported_entity: BADGE
+    patterns:
+      - {name: badge, regex: '\\bBDG-\\d{6}\\b', score: 0.8}
+""")
+    s = _settings(tmp_path, f"detection:\n  recognizers:\n    - {{presidio_yaml: {yml}}}\n")
+    with caplog.at_level("WARNING"):
+        reg = RecognizerRegistry.build(s.detection)
+    assert [r.name for r in reg.recognizers][-2:] == ["IbanRecognizer", "Badge_recognizer"]
+    assert "SpacyRecognizer skipped" in caplog.text
+    p = Pipeline(s, detector=Cascade(registry=reg))
+    out = p.process_sync(_turn("a", 1, "my badge is bdg-123456 ok")).deid
+    assert [(e.label, e.source) for e in out.entities] == [("BADGE", "Badge_recognizer")]
+    assert re.fullmatch(r"my badge is [a-z]{3}-\d{6} ok", out.text) and "123456" not in out.text
+
+
 def test_presidio_predefined_by_name_detects_what_the_builtins_do_not(tmp_path):
     s = _settings(tmp_path, "detection:\n  presidio_recognizers: [CreditCardRecognizer, IpRecognizer, "
                             "{name: UsSsnRecognizer, label: SSN}]\n")

@@ -121,14 +121,19 @@ class DenyListSpec(_Common):
 
 
 class PresidioYamlSpec(BaseModel):
-    """A file in Presidio's recognizer YAML format (``recognizers: [...]``), loaded with
-    ``presidio_analyzer.RecognizerRegistry.add_recognizers_from_yaml``."""
+    """A file in Presidio's recognizer YAML format (``recognizers: [...]`` of pattern recognizers,
+    loaded with ``RecognizerRegistry.add_recognizers_from_yaml``) or a Presidio registry
+    configuration (``supported_languages``, ``recognizers`` with ``type: predefined|custom``,
+    loaded with ``RecognizerRegistryProvider``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     presidio_yaml: str
     #: Presidio entity → plainsight label (default: the built-in mapping, else the entity name).
     labels: dict[str, str] = {}
+    #: Run the NLP-backed recognizers the file lists (``SpacyRecognizer``, ...: spaCy on every
+    #: turn, several ms per turn); without it they are skipped with a warning.
+    ner: bool = False
     enabled: bool = True
     surrogate: SurrogateKind = "shape"
     min_score: float = Field(0.4, ge=0.0, le=1.0)
