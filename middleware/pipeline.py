@@ -70,7 +70,12 @@ def build_detector(settings: Settings) -> Detector:
     if engine == "presidio":
         from .detection.presidio_engine import PresidioDetector
 
-        return PresidioDetector(settings.detection.spacy_model, settings.detection.verify_model_checksums)
+        from .detection.registry import builtin_names
+
+        # the recognizers added by configuration run with the Presidio baseline too
+        added = [r for r in detection_registry(settings).recognizers if r.name not in builtin_names()]
+        return PresidioDetector(settings.detection.spacy_model, settings.detection.verify_model_checksums,
+                                recognizers=added)
     from .detection.cascade import Cascade
 
     return Cascade.from_settings(settings)

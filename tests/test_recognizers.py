@@ -202,6 +202,14 @@ def test_new_label_surrogate_shape_consistency_reidentification_and_tags(tmp_pat
     assert tagged.process_sync(_turn("a", 1, "S-2024-00042")).deid.text == "[STUDENT_ID_1]"
 
 
+def test_new_label_with_the_presidio_engine(tmp_path):
+    s = _settings(tmp_path, ISSUE_YAML + "  engine: presidio\n")
+    p = Pipeline(s)
+    out = p.process_sync(_turn("a", 1, "my student id is S-2024-00042")).deid
+    assert [(e.label, e.source) for e in out.entities] == [("STUDENT_ID", "school_id")]
+    assert SHAPE.fullmatch(out.text[len("my student id is "):])
+
+
 def test_new_label_reaches_the_llm_prompt(tmp_path):
     from middleware.llm.align import align_marked
     from middleware.pipeline import build_llm_stage
