@@ -202,6 +202,20 @@ def test_new_label_surrogate_shape_consistency_reidentification_and_tags(tmp_pat
     assert tagged.process_sync(_turn("a", 1, "S-2024-00042")).deid.text == "[STUDENT_ID_1]"
 
 
+def test_recognizers_command_lists_the_fast_pass_and_tries_a_turn(tmp_path, capsys):
+    from middleware.cli import main
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(ISSUE_YAML)
+    assert main(["recognizers", "--config", str(cfg), "--json", "--try", "my student id is S-2024-00042"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in out["recognizers"]][-2:] == ["school_id", "names"]
+    assert out["recognizers"][-2] == {"name": "school_id", "kind": "pattern", "labels": ["STUDENT_ID"]}
+    assert out["added_labels"][0]["label"] == "STUDENT_ID" and out["added_labels"][0]["surrogate"] == "shape"
+    assert [(f["start"], f["end"], f["label"], f["source"]) for f in out["found"]] == [(17, 29, "STUDENT_ID", "school_id")]
+    assert SHAPE.fullmatch(out["deidentified"][17:]) and "S-2024-00042" not in json.dumps(out)
+
+
 def test_new_label_with_the_presidio_engine(tmp_path):
     s = _settings(tmp_path, ISSUE_YAML + "  engine: presidio\n")
     p = Pipeline(s)
