@@ -265,3 +265,19 @@ async def test_verifier_f_on_a_partial_span_does_not_unmask_the_marked_name(fake
     finally:
         await stage.aclose()
     assert out.ok and texts(text, out.spans) == ["benjamin a seiler"]
+
+
+async def test_failing_closed_masks_the_names_that_sent_the_turn():
+    # the fast pass flagged nothing in "can Marcus join?"; the gate sent the turn for the
+    # capitalised word inside the sentence; with the model down it is masked (privacy first)
+    stage = make_stage(closed_port_url(), verifier="off", gate="uncertain", max_retries=0)
+    text = "thanks a lot! can Marcus join? selma says the Pythagorean theorem is hard"
+    try:
+        assert stage.gate(text, [], []) == "capitalised"
+        pythagorean = Span(46, 57, "NAME", "names-keep", 0.3, "keep-word")  # the fast pass kept it: settled
+        assert text[pythagorean.start : pythagorean.end] == "Pythagorean"
+        out = await stage.refine(text, CTX, [], [], [], keeps=[pythagorean])
+    finally:
+        await stage.aclose()
+    assert out.degraded and out.reason == "outage"
+    assert texts(text, out.spans) == ["Marcus", "selma"]  # a lower-case name too; a certain keep stays

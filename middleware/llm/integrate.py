@@ -227,7 +227,7 @@ async def _refine_later(
         raise
     except Exception as exc:  # refine never raises for model trouble; this is a bug guard
         log.warning("llm refinement failed: %s", type(exc).__name__)
-        outcome = stage.fail_closed(fast, cands, "error", keeps=keeps)
+        outcome = stage.fail_closed(fast, cands, "error", keeps=keeps, text=turn.text)
     if prev is not None and not prev.done():
         await asyncio.wait({prev})  # the session's logs stay in turn order
     t1 = time.perf_counter()
