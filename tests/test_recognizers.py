@@ -113,6 +113,20 @@ detection:
     assert houses.analyze("Gryffindors") == []
 
 
+def test_a_runaway_user_regex_cannot_stall_the_fast_pass(tmp_path, caplog):
+    s = _settings(tmp_path, "detection:\n  recognizers:\n"
+                            "    - {name: slow, label: SLOW_ID, timeout_ms: 50, patterns: [{regex: '(a{1,5}){1,20}b'}]}\n"
+                            "    - {name: quick, label: QUICK_ID, patterns: [{regex: 'Q-\\d{4}'}]}\n")
+    c = Cascade.from_settings(s)
+    text = "a" * 40 + " then Q-1234"
+    t0 = time.monotonic()
+    with caplog.at_level("WARNING"):
+        spans = c.detect(text, TurnContext(), SessionMemory())
+    assert time.monotonic() - t0 < 5
+    assert [(x.label, x.source) for x in spans] == [("QUICK_ID", "quick")]
+    assert "recognizer slow: pattern pattern0 ran past its time limit" in caplog.text and "aaaa" not in caplog.text
+
+
 def test_checksums():
     assert luhn_valid("4111-1111-1111-1111") and not luhn_valid("4111111111111112")
     assert iban_valid("GB82 WEST 1234 5698 7654 32") and not iban_valid("GB82 WEST 1234 5698 7654 33")

@@ -52,11 +52,13 @@ class PatternSpec(BaseModel):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, v: str) -> str:
+        import regex
+
         try:
-            re.compile(v)
-        except re.error as exc:
+            rx = regex.compile(v)
+        except regex.error as exc:
             raise ValueError(f"regex does not compile: {exc}") from None
-        if re.compile(v).match(""):
+        if rx.match(""):
             raise ValueError("regex matches the empty string")
         return v
 
@@ -94,6 +96,8 @@ class PatternRecognizerSpec(_Common):
     context_min_score: float = Field(0.4, ge=0.0, le=1.0)
     validator: Validator | None = None
     ignore_case: bool = False
+    #: Time limit of one pattern on one turn; past it the pattern is skipped for that turn (logged).
+    timeout_ms: int = Field(100, ge=1, le=10_000)
 
     @field_validator("label")
     @classmethod
