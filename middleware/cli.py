@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "forget": ("middleware.commands.forget", "erase a session's stored state (right to erasure)"),
     "llm": ("middleware.commands.llm", "LLM stage tools: export-finetune (OpenAI fine-tuning JSONL with the stage's prompts)"),
     "keys": ("middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
+    "recognizers": ("middleware.commands.recognizers", "list the fast pass a configuration builds; --try TEXT shows what it finds"),
 }
 
 

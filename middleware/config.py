@@ -211,7 +211,8 @@ class LLMSettings(BaseModel):
     #: session memory) keep a turn from the model. Cheaper, but those decisions are where the
     #: fast pass errs (a student named in a word problem): off = privacy first.
     gate_trust_keep: bool = False
-    #: Spans/candidates scoring below this are "uncertain".
+    #: Spans whose evidence ``detection/evidence.py`` does not know are doubtful below this score
+    #: (known evidence is classified certain / doubtful by what it is, not by its score).
     uncertain_below: float = Field(0.75, ge=0, le=1)
     verifier: Literal["off", "uncertain", "all"] = "uncertain"
     #: Max characters of a turn sent to the model (longer turns → fail closed for that turn).

@@ -75,7 +75,12 @@ def build_detector(settings: Settings) -> Detector:
     if engine == "presidio":
         from .detection.presidio_engine import PresidioDetector
 
-        return PresidioDetector(settings.detection.spacy_model, settings.detection.verify_model_checksums)
+        from .detection.registry import builtin_names
+
+        # the recognizers added by configuration run with the Presidio baseline too
+        added = [r for r in detection_registry(settings).recognizers if r.name not in builtin_names()]
+        return PresidioDetector(settings.detection.spacy_model, settings.detection.verify_model_checksums,
+                                recognizers=added)
     from .detection.cascade import Cascade
 
     return Cascade.from_settings(settings)
@@ -330,7 +335,7 @@ class Pipeline:
             raise
         except Exception as exc:  # refine never raises for model trouble; this is a bug guard
             log.warning("llm refinement failed: %s", type(exc).__name__)
-            outcome = refiner.fail_closed(fast, cands, "error", keeps=keeps)
+            outcome = refiner.fail_closed(fast, cands, "error", keeps=keeps, text=turn.text)
         if prev is not None and not prev.done():
             await asyncio.wait({prev})  # the session's logs stay in turn order
         t1 = time.perf_counter()

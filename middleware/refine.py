@@ -57,8 +57,9 @@ class Refiner(Protocol):
         ...
 
     def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str, *,
-                    keeps: Sequence[Span] = ()) -> Refinement:
-        """Fast spans plus every candidate (and doubtful keep), degraded (when refining itself broke)."""
+                    keeps: Sequence[Span] = (), text: str | None = None) -> Refinement:
+        """Fast spans plus every candidate (and doubtful keep, and with ``text`` the name-like tokens
+        that would have sent the turn to the model), degraded (when refining itself broke)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -153,6 +153,8 @@ def main() -> int:
     ap.add_argument("--min-sources", type=int, default=2, help="neighbouring-word features: seen in this many files")
     ap.add_argument("--synth-weight", type=float, default=0.5, help="weight of presidio_synth candidates (synthetic prose)")
     ap.add_argument("--chat-weight", type=float, default=1.0, help="weight of bridge and mathdial candidates (1:1 chat tutoring)")
+    ap.add_argument("--clean-weight", type=float, default=1.5,
+                    help="weight of candidates from chat that names no private person (topicalchat: every one is a false positive)")
     ap.add_argument("--lexical-l2", type=float, default=5.0, help="L2 multiplier for neighbouring-word features")
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=6)
@@ -172,10 +174,12 @@ def main() -> int:
     pool = NamePool(args.seed)
     data: list[dict] = []
     files = [f for f in args.files.split(",") if f and f not in set(args.exclude.split(","))]
+    clean: set[str] = set()
     for f in files:
         ds = read(f, "tune")
         data.extend(ds)
         if not any(s.get("label") == "NAME" for d in ds for s in d.get("spans") or []):
+            clean.add(f)
             continue  # no private person named (topicalchat): nothing to re-fill, the dialogues once
         for _ in range(args.copies):
             data.extend(refill(d, pool, args.lower) for d in ds)
@@ -194,13 +198,14 @@ def main() -> int:
         pos = sum(y)
         print(f"round {rnd + 1}: {len(y)} candidates, {pos} in gold names ({time.time() - t0:.0f}s)", flush=True)
         by_src = Counter(src)
-        wts = [args.synth_weight if s == "presidio_synth" else args.chat_weight if s in ("bridge", "mathdial") else 1.0 for s in src]
+        wts = [args.synth_weight if s == "presidio_synth" else args.chat_weight if s in ("bridge", "mathdial")
+               else args.clean_weight if s in clean else 1.0 for s in src]
         feats = select_features(X, src, args.min_count, args.min_sources)
         weights, bias = train(X, y, feats, args.l2, args.epochs, args.seed, wts, args.lexical_l2)
         model = NameModel(weights, bias, args.threshold,
                           {"trained_on": "tune split of " + ",".join(files), "copies": args.copies, "char_copies": args.char_copies, "lower": args.lower,
                            "l2": args.l2, "epochs": args.epochs, "min_count": args.min_count, "min_sources": args.min_sources,
-                           "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "lexical_l2": args.lexical_l2,
+                           "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "clean_weight": args.clean_weight, "lexical_l2": args.lexical_l2,
                            "seed": args.seed,
                            "ner": args.ner, "rounds": args.rounds, "candidates": len(y), "positives": pos})
         p = np.array([model.prob(x) for x in X])

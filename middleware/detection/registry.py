@@ -137,7 +137,7 @@ class RecognizerRegistry:
             elif isinstance(spec, DenyListSpec):
                 recs.append(DenyListRecognizer(spec))
             elif isinstance(spec, PresidioYamlSpec):
-                recs.extend(load_presidio_yaml(spec, base_dir))
+                recs.extend(load_presidio_yaml(spec, base_dir, detection.spacy_model, detection.verify_model_checksums))
             elif isinstance(spec, PluginSpec):
                 recs.extend(load_plugin(spec))
         for pspec in detection.presidio_recognizers:

@@ -52,11 +52,13 @@ class PatternSpec(BaseModel):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, v: str) -> str:
+        import regex
+
         try:
-            re.compile(v)
-        except re.error as exc:
+            rx = regex.compile(v)
+        except regex.error as exc:
             raise ValueError(f"regex does not compile: {exc}") from None
-        if re.compile(v).match(""):
+        if rx.match(""):
             raise ValueError("regex matches the empty string")
         return v
 
@@ -94,6 +96,8 @@ class PatternRecognizerSpec(_Common):
     context_min_score: float = Field(0.4, ge=0.0, le=1.0)
     validator: Validator | None = None
     ignore_case: bool = False
+    #: Time limit of one pattern on one turn; past it the pattern is skipped for that turn (logged).
+    timeout_ms: int = Field(100, ge=1, le=10_000)
 
     @field_validator("label")
     @classmethod
@@ -121,14 +125,19 @@ class DenyListSpec(_Common):
 
 
 class PresidioYamlSpec(BaseModel):
-    """A file in Presidio's recognizer YAML format (``recognizers: [...]``), loaded with
-    ``presidio_analyzer.RecognizerRegistry.add_recognizers_from_yaml``."""
+    """A file in Presidio's recognizer YAML format (``recognizers: [...]`` of pattern recognizers,
+    loaded with ``RecognizerRegistry.add_recognizers_from_yaml``) or a Presidio registry
+    configuration (``supported_languages``, ``recognizers`` with ``type: predefined|custom``,
+    loaded with ``RecognizerRegistryProvider``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     presidio_yaml: str
     #: Presidio entity → plainsight label (default: the built-in mapping, else the entity name).
     labels: dict[str, str] = {}
+    #: Run the NLP-backed recognizers the file lists (``SpacyRecognizer``, ...: spaCy on every
+    #: turn, several ms per turn); without it they are skipped with a warning.
+    ner: bool = False
     enabled: bool = True
     surrogate: SurrogateKind = "shape"
     min_score: float = Field(0.4, ge=0.0, le=1.0)
@@ -168,6 +177,9 @@ class PresidioPredefinedSpec(BaseModel):
     min_score: float = Field(0.4, ge=0.0, le=1.0)
     #: Context words replacing the recognizer's own.
     context: list[str] | None = None
+    #: Only these of its entities (e.g. [PERSON] of SpacyRecognizer, which also reports dates,
+    #: places, organisations); default: all it supports.
+    entities: list[str] | None = None
 
     @field_validator("label")
     @classmethod

@@ -89,34 +89,12 @@ def gate_reason(
     if any(is_doubtful(k, threshold) for k in keeps):
         return "keep"
     covered = [*fast_spans, *keeps]
-    initial_unknown = False
-    lower_name = False
-    lower_unknown = False
-    for m in _WORD.finditer(text):
-        w = m.group()
-        if _covered(m.start(), m.end(), covered):
-            continue
-        core = _APOS.split(w, 1)[0]  # I’m → I, Jones' → Jones, Carmen's → Carmen
-        if len(core) < 2 or (core.isupper() and len(core) <= 3):  # variables, points, units: B, X, GB, PM
-            continue
-        if lexicon is not None and "-" in core and all(_is_word(lexicon, part) for part in core.split("-") if part):
-            continue  # One-half, Twenty-five
-        if keep is not None and keep(core):
-            continue
-        if w[0].isupper() and core not in COMMON_CAPITALISED:
-            before = text[: m.start()]
-            if before.strip() and not _SENT_END.search(before):
-                return "capitalised"
-            if lexicon is not None and not w.isupper():
-                info = lexicon(core)
-                if not info.is_word or info.word_margin < 0:
-                    initial_unknown = True
-        elif lexicon is not None and w.islower() and len(core) >= 3 and core not in LOWER_COMMON and (core == w or w[len(core) + 1 :] == "s"):
-            info = lexicon(core)
-            if info.is_name and (not info.is_word or info.word_margin < -1.0):
-                lower_name = True
-            elif not info.is_name and not info.is_word and len(core) >= 4 and core.isalpha():
-                lower_unknown = True  # a lowercase token no table knows: a typo, or a name only the model can tell
+    kinds = {kind for _, _, kind in _scan(text, covered, lexicon, keep)}
+    if "capitalised" in kinds:
+        return "capitalised"
+    initial_unknown = "unknown_initial" in kinds
+    lower_name = "lowercase_name" in kinds
+    lower_unknown = "lowercase_unknown" in kinds
     if initial_unknown:
         return "unknown_initial"
     if lower_name:
@@ -135,6 +113,53 @@ def gate_reason(
     if lower_unknown:
         return "lowercase_unknown"
     return None
+
+
+def _scan(text: str, covered: Sequence[Span], lexicon: Callable[[str], object] | None,
+          keep: Callable[[str], bool] | None) -> list[tuple[int, int, str]]:
+    """Name-like tokens nothing covers: (start, end, kind) with kind ``capitalised`` (not at a
+    sentence start), ``unknown_initial``, ``lowercase_name`` or ``lowercase_unknown``."""
+    out: list[tuple[int, int, str]] = []
+    for m in _WORD.finditer(text):
+        w = m.group()
+        if _covered(m.start(), m.end(), covered):
+            continue
+        core = _APOS.split(w, 1)[0]  # I’m → I, Jones' → Jones, Carmen's → Carmen
+        if len(core) < 2 or (core.isupper() and len(core) <= 3):  # variables, points, units: B, X, GB, PM
+            continue
+        if lexicon is not None and "-" in core and all(_is_word(lexicon, part) for part in core.split("-") if part):
+            continue  # One-half, Twenty-five
+        if keep is not None and keep(core):
+            continue
+        end = m.start() + len(core)
+        if w[0].isupper() and core not in COMMON_CAPITALISED:
+            before = text[: m.start()]
+            if before.strip() and not _SENT_END.search(before):
+                out.append((m.start(), end, "capitalised"))
+            elif lexicon is not None and not w.isupper():
+                info = lexicon(core)
+                if not info.is_word or info.word_margin < 0:
+                    out.append((m.start(), end, "unknown_initial"))
+        elif lexicon is not None and w.islower() and len(core) >= 3 and core not in LOWER_COMMON and (core == w or w[len(core) + 1 :] == "s"):
+            info = lexicon(core)
+            if info.is_name and (not info.is_word or info.word_margin < -1.0):
+                out.append((m.start(), end, "lowercase_name"))
+            elif not info.is_name and not info.is_word and len(core) >= 4 and core.isalpha():
+                out.append((m.start(), end, "lowercase_unknown"))  # a typo, or a name only the model can tell
+    return out
+
+
+#: what a turn that fails closed masks besides the fast pass's spans, candidates and keeps
+SUSPECT_KINDS = frozenset({"capitalised", "unknown_initial", "lowercase_name"})
+
+
+def suspects(text: str, covered: Sequence[Span], lexicon: Callable[[str], object] | None = None,
+             keep: Callable[[str], bool] | None = None) -> list[Span]:
+    """The name-like tokens that send a turn to the model though the fast pass did not flag them
+    (a capitalised word inside a sentence, a sentence-initial non-word, a lower-case name): when
+    the model's answer is missing, failing closed masks them too (NAME, source ``llm-gate``)."""
+    return [Span(a, b, "NAME", "llm-gate", 0.5, "gate") for a, b, kind in _scan(text, covered, lexicon, keep)
+            if kind in SUSPECT_KINDS]
 
 
 def _is_word(lexicon: Callable[[str], object], token: str) -> bool:

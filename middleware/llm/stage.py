@@ -35,7 +35,7 @@ from ..detection.base import CORE_LABELS, Span, TurnContext
 from ..detection.evidence import is_doubtful
 from .align import AnswerError, Found, align_marked, contains_markers, locate_json, parse_json_entities, parse_verdicts
 from .client import Completion, LLMCallError, ThrottledClient
-from .gate import gate_reason
+from .gate import gate_reason, suspects
 from .prompts import ContextTurn, Prompts
 from .stats import LLMStats
 
@@ -152,9 +152,13 @@ class LLMStage:
         return [k for k in keeps if k.label in self.labels and is_doubtful(k, thr)]
 
     def fail_closed(self, fast_spans: Sequence[Span], candidates: Sequence[Span], reason: str, *, sent: bool = True,
-                    keeps: Sequence[Span] = ()) -> LLMOutcome:
-        """Fast-pass spans plus every candidate and doubtful keep masked; counted as degraded."""
+                    keeps: Sequence[Span] = (), text: str | None = None) -> LLMOutcome:
+        """Fast-pass spans plus every candidate and doubtful keep masked — and, given the turn's
+        ``text``, the name-like tokens nothing flagged that would have sent it to the model (a
+        capitalised word inside a sentence, a lower-case name); counted as degraded."""
         extra = [*candidates, *self.doubtful_keeps(keeps)]
+        if text is not None and "NAME" in self.labels:
+            extra += suspects(text, [*fast_spans, *extra, *keeps], self.lexicon)
         self.stats.degraded[reason] += 1
         self.stats.masked_conservatively += len(extra)
         spans = union_merge([*fast_spans, *(_as_mask(s) for s in extra)])
@@ -182,14 +186,15 @@ class LLMStage:
         self.stats.turns += 1
         fast_spans = list(fast_spans)
         candidates = [c for c in candidates if c.label in self.labels]
-        reason = self.gate(text, fast_spans, candidates, keep, keeps) if self.enabled else None
-        keeps = self.doubtful_keeps(keeps)
+        all_keeps = list(keeps)  # certain keeps too: they settle their tokens when failing closed
+        reason = self.gate(text, fast_spans, candidates, keep, all_keeps) if self.enabled else None
+        keeps = self.doubtful_keeps(all_keeps)
         if reason is None:
             self.stats.gated["off" if not self.enabled else self.settings.gate if self.settings.gate == "never" else "certain"] += 1
             return LLMOutcome(list(fast_spans), ok=True, degraded=False, sent=False, reason="gated")
         self.stats.sent[reason] += 1
         if len(text) > self.settings.max_turn_chars:
-            return self.fail_closed(fast_spans, candidates, "too_long", keeps=keeps)
+            return self.fail_closed(fast_spans, candidates, "too_long", keeps=all_keeps, text=text)
         role = ctx.role if ctx is not None else "student"
         context = list(context_turns)[-self.settings.context_turns :] if self.settings.context_turns else []
         usage: dict[str, dict[str, int]] = {}
@@ -200,14 +205,14 @@ class LLMStage:
             async with asyncio.timeout(budget):
                 outcome = await self._run(text, role, context, fast_spans, candidates, keeps, deadline, usage, timings)
         except TimeoutError:
-            outcome = self.fail_closed(fast_spans, candidates, "timeout", keeps=keeps)
+            outcome = self.fail_closed(fast_spans, candidates, "timeout", keeps=all_keeps, text=text)
         except LLMCallError as exc:
-            outcome = self.fail_closed(fast_spans, candidates, exc.reason, keeps=keeps)
+            outcome = self.fail_closed(fast_spans, candidates, exc.reason, keeps=all_keeps, text=text)
         except AnswerError as exc:
-            outcome = self.fail_closed(fast_spans, candidates, exc.reason, keeps=keeps)
+            outcome = self.fail_closed(fast_spans, candidates, exc.reason, keeps=all_keeps, text=text)
         except Exception as exc:  # never let the model take the turn down; no text in the log
             log.warning("llm stage error: %s", type(exc).__name__)
-            outcome = self.fail_closed(fast_spans, candidates, "error", keeps=keeps)
+            outcome = self.fail_closed(fast_spans, candidates, "error", keeps=all_keeps, text=text)
         outcome.usage = usage
         timings["total"] = (time.perf_counter() - t0) * 1e3
         outcome.timings = timings
@@ -319,20 +324,17 @@ class LLMStage:
             return any(_overlaps(s, l) and l.label == s.label for l in model_ok)
 
         final: list[Span] = []
-        anchors: list[Span] = []  # what stays masked on the fast pass's side
         confirmed: list[Span] = []
         rejected: list[Span] = []
         masked_unreviewed = 0
         for s in fast_spans:
             if not is_doubtful(s, thr):
                 final.append(s)  # certain: the model never unmasks it
-                anchors.append(s)
                 continue
             r = ruling(s)
             if r is False:
                 rejected.append(s)
                 continue
-            anchors.append(s)
             if r is True:
                 confirmed.append(s)
                 if model_extent(s):
@@ -345,7 +347,6 @@ class LLMStage:
             r = ruling(c)
             if r is False:
                 continue
-            anchors.append(c)
             if r is None:
                 masked_unreviewed += 1
             else:
@@ -353,11 +354,9 @@ class LLMStage:
                 if model_extent(c):
                     continue
             final.append(_as_mask(c))
-        kept_llm: list[Span] = []
-        for l in model_ok:
-            if any(_overlaps(l, r) for r in rejected) and not any(_overlaps(l, a) for a in anchors):
-                continue  # the verifier rejected the doubtful span the marking covered
-            kept_llm.append(l)
+        # a model span of another extent than a span the verifier rejected stays: "benjamin" alone
+        # answered F, "benjamin a seiler" marked — the marking knows the name's extent
+        kept_llm = model_ok
         final.extend(kept_llm)
         if masked_unreviewed:
             self.stats.masked_conservatively += masked_unreviewed

@@ -67,11 +67,23 @@ def test_issue_yaml_builds_a_registry_with_the_new_label(tmp_path):
     assert [r.name for r in reg.recognizers][:3] == ["email", "email_obfuscated", "phone"]
     c = Cascade.from_settings(s)
     assert c.registry is reg and c.name_recognizer.name == "names"
+    assert [r.name for r in c.fast_pass][-2:] == ["school_id", "names"]  # name finding: one recognizer, last
     spans = c.detect("Hi Maria, my student id is S-2024-00042", TurnContext(), SessionMemory())
     got = {(s.label, s.source) for s in spans}
     assert ("STUDENT_ID", "school_id") in got and ("NAME", "names") in got
     sid = next(s for s in spans if s.label == "STUDENT_ID")
     assert (sid.start, sid.end) == (27, 39) and sid.evidence.endswith("+context") and sid.score == 1.0
+
+
+def test_a_configured_label_wins_over_the_generic_builtin_id(tmp_path):
+    """"my student id is S-2024-00042" is also a generic ID_NUM to the built-in recognizer (0.96);
+    the school's own STUDENT_ID wins whatever its score."""
+    s = _settings(tmp_path, ISSUE_YAML.replace("score: 0.9", "score: 0.5"))
+    c = Cascade.from_settings(s)
+    spans = c.detect("my student id is S-2024-00042", TurnContext(), SessionMemory())
+    assert [(x.label, x.source, x.score) for x in spans] == [("STUDENT_ID", "school_id", 0.85)]
+    assert [x.label for x in Cascade().detect("my student id is S-2024-00042", TurnContext(), SessionMemory())] == [
+        "ID_NUM"]
 
 
 def test_pattern_scores_context_validator_and_word_bounds(tmp_path):
@@ -99,6 +111,20 @@ detection:
     houses = reg.find("houses")
     assert [m.evidence for m in houses.analyze("i'm in GRYFFINDOR, she is in hufflepuff  house")] == ["deny-list"] * 2
     assert houses.analyze("Gryffindors") == []
+
+
+def test_a_runaway_user_regex_cannot_stall_the_fast_pass(tmp_path, caplog):
+    s = _settings(tmp_path, "detection:\n  recognizers:\n"
+                            "    - {name: slow, label: SLOW_ID, timeout_ms: 50, patterns: [{regex: '(a{1,5}){1,20}b'}]}\n"
+                            "    - {name: quick, label: QUICK_ID, patterns: [{regex: 'Q-\\d{4}'}]}\n")
+    c = Cascade.from_settings(s)
+    text = "a" * 40 + " then Q-1234"
+    t0 = time.monotonic()
+    with caplog.at_level("WARNING"):
+        spans = c.detect(text, TurnContext(), SessionMemory())
+    assert time.monotonic() - t0 < 5
+    assert [(x.label, x.source) for x in spans] == [("QUICK_ID", "quick")]
+    assert "recognizer slow: pattern pattern0 ran past its time limit" in caplog.text and "aaaa" not in caplog.text
 
 
 def test_checksums():
@@ -188,6 +214,28 @@ def test_new_label_surrogate_shape_consistency_reidentification_and_tags(tmp_pat
     assert [e.label for e in back.entities] == ["STUDENT_ID"]
     tagged = build_pipeline(_settings(tmp_path, ISSUE_YAML.replace("score: 0.9}", "score: 0.9}\n      surrogate: tag")))
     assert tagged.process_sync(_turn("a", 1, "S-2024-00042")).deid.text == "[STUDENT_ID_1]"
+
+
+def test_recognizers_command_lists_the_fast_pass_and_tries_a_turn(tmp_path, capsys):
+    from middleware.cli import main
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(ISSUE_YAML)
+    assert main(["recognizers", "--config", str(cfg), "--json", "--try", "my student id is S-2024-00042"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in out["recognizers"]][-2:] == ["school_id", "names"]
+    assert out["recognizers"][-2] == {"name": "school_id", "kind": "pattern", "labels": ["STUDENT_ID"]}
+    assert out["added_labels"][0]["label"] == "STUDENT_ID" and out["added_labels"][0]["surrogate"] == "shape"
+    assert [(f["start"], f["end"], f["label"], f["source"]) for f in out["found"]] == [(17, 29, "STUDENT_ID", "school_id")]
+    assert SHAPE.fullmatch(out["deidentified"][17:]) and "S-2024-00042" not in json.dumps(out)
+
+
+def test_new_label_with_the_presidio_engine(tmp_path):
+    s = _settings(tmp_path, ISSUE_YAML + "  engine: presidio\n")
+    p = build_pipeline(s)
+    out = p.process_sync(_turn("a", 1, "my student id is S-2024-00042")).deid
+    assert [(e.label, e.source) for e in out.entities] == [("STUDENT_ID", "school_id")]
+    assert SHAPE.fullmatch(out.text[len("my student id is "):])
 
 
 def test_new_label_reaches_the_llm_prompt(tmp_path):
@@ -282,6 +330,36 @@ def test_presidio_yaml_path_is_relative_to_the_config_file(tmp_path, monkeypatch
     assert hit[0].score == 0.95
 
 
+def test_presidio_registry_configuration_file(tmp_path, caplog):
+    """The other documented Presidio format (a registry configuration: supported_languages and
+    recognizers typed predefined/custom), loaded with RecognizerRegistryProvider; NLP-backed
+    recognizers are skipped unless the entry accepts the cost."""
+    yml = tmp_path / "registry.yaml"
+    yml.write_text("""
+supported_languages: [en]
+global_regex_flags: 26
+recognizers:
+  - name: IbanRecognizer
+    type: predefined
+  - name: SpacyRecognizer
+    type: predefined
+  - name: Badge recognizer
+    type: custom
+    supported_entity: BADGE
+    patterns:
+      - {name: badge, regex: '\\bBDG-\\d{6}\\b', score: 0.8}
+""")
+    s = _settings(tmp_path, f"detection:\n  recognizers:\n    - {{presidio_yaml: {yml}}}\n")
+    with caplog.at_level("WARNING"):
+        reg = RecognizerRegistry.build(s.detection)
+    assert [r.name for r in reg.recognizers][-2:] == ["IbanRecognizer", "Badge_recognizer"]
+    assert "SpacyRecognizer skipped" in caplog.text
+    p = build_pipeline(s, detector=Cascade(registry=reg))
+    out = p.process_sync(_turn("a", 1, "my badge is bdg-123456 ok")).deid
+    assert [(e.label, e.source) for e in out.entities] == [("BADGE", "Badge_recognizer")]
+    assert re.fullmatch(r"my badge is [a-z]{3}-\d{6} ok", out.text) and "123456" not in out.text
+
+
 def test_presidio_predefined_by_name_detects_what_the_builtins_do_not(tmp_path):
     s = _settings(tmp_path, "detection:\n  presidio_recognizers: [CreditCardRecognizer, IpRecognizer, "
                             "{name: UsSsnRecognizer, label: SSN}]\n")
@@ -293,6 +371,19 @@ def test_presidio_predefined_by_name_detects_what_the_builtins_do_not(tmp_path):
     ip = out.text[out.entities[0].start:out.entities[0].end]
     assert ip != "192.168.10.23" and re.fullmatch(r"\d{3}\.\d{3}\.\d{2}\.\d{2}", ip)
     assert all(0 <= int(x) <= 255 for x in ip.split("."))  # still fits Presidio's IPv4 pattern
+
+
+def test_presidio_ner_recognizer_only_when_asked_and_only_the_entities_asked(tmp_path):
+    s = _settings(tmp_path, "detection:\n  presidio_recognizers:\n"
+                            "    - {name: SpacyRecognizer, ner: true, entities: [PERSON], label: NAME}\n")
+    reg = RecognizerRegistry.from_settings(s.detection)
+    rec = reg.find("SpacyRecognizer")
+    assert rec.labels == ("NAME",) and reg.added_labels == ()
+    spans = rec.detect("John Smith visited Paris on Monday.", TurnContext(), SessionMemory())
+    assert [(x.start, x.end, x.label) for x in spans] == [(0, 10, "NAME")]
+    s = _settings(tmp_path, "detection:\n  presidio_recognizers: [{name: SpacyRecognizer, ner: true, entities: [ZIP]}]\n")
+    with pytest.raises(ConfigError, match="ZIP"):
+        RecognizerRegistry.build(s.detection)
 
 
 # --------------------------------------------------------------------------- Presidio out

@@ -120,3 +120,11 @@ def test_known_keys_come_from_the_models():
 
     assert unknown_keys({"brand_new_key": 2}, Extra) == []
     assert unknown_keys({"brand_new_kye": 2}, Extra) == ["unknown key 'brand_new_kye' (closest known key: 'brand_new_key')"]
+
+
+def test_output_in_a_missing_directory_names_the_output(capsys, tmp_path, dialogue):
+    out = tmp_path / "missing_dir" / "x.jsonl"
+    rc, line = _run(capsys, ["redact", str(dialogue), "-o", str(out)])
+    assert rc == 2
+    assert str(out) in line and ".part" not in line
+    assert not (tmp_path / "missing_dir").exists()

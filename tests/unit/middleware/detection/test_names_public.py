@@ -157,3 +157,23 @@ def test_eval_reports_false_names_per_100_turns_and_by_source():
     src = by_source([a, b])
     assert src["chat"]["name_fp_per_100_turns"] == 25.0 and src["chat"]["recall"] == 1.0
     assert src["open"]["fp"] == 1 and src["open"]["turns"] == 1
+
+
+# -- end to end: what the tutor reads ----------------------------------------------------------------
+def test_pipeline_replaces_a_relation_full_name_whole_and_keeps_a_fictional_one():
+    from surrogate.pipeline import build_pipeline
+    from middleware.schemas import InputTurn
+
+    p = build_pipeline()
+    r = p.process_sync(InputTurn(session_id="h12", turn_id=0, role="student",
+                                 text="My friend Will Turner says hi", sent_at=0.0))
+    out = r.deid.text
+    assert "Will" not in out and "Turner" not in out  # a whole surrogate full name, not "Will Turcan"
+    names_out = [out[e.start:e.end] for e in r.deid.entities if e.label == "NAME"]
+    assert len(names_out) == 1 and len(names_out[0].split()) == 2
+    r = p.process_sync(InputTurn(session_id="h12", turn_id=1, role="student",
+                                 text="my dad Bill and my sister Hope say hi", sent_at=1.0))
+    assert "Bill" not in r.deid.text and "Hope" not in r.deid.text
+    r = p.process_sync(InputTurn(session_id="h12b", turn_id=0, role="student",
+                                 text="I love Atticus Finch in that book", sent_at=0.0))
+    assert r.deid.text == "I love Atticus Finch in that book"

@@ -55,6 +55,7 @@ def obedient(body: dict) -> Reply:
         (Span(0, 4, "NAME", "names-keep", 0.3, "keep-problem"), CERTAIN),
         (Span(0, 4, "NAME", "presidio", 0.6), DOUBTFUL),  # unknown evidence: the score decides
         (Span(0, 4, "NAME", "presidio", 0.85), CERTAIN),
+        (Span(0, 4, "NAME", "names", 0.95), DOUBTFUL),  # the name finder always says why: no reason, no certainty
     ],
 )
 def test_evidence_classes(span, want):
@@ -251,3 +252,32 @@ async def test_confirmed_doubtful_span_takes_the_models_extent(fake_llm):
         assert texts(text, out.spans) == ["Maria Lopez"]
     finally:
         await stage.aclose()
+
+
+async def test_verifier_f_on_a_partial_span_does_not_unmask_the_marked_name(fake_llm):
+    # the fast pass doubts "benjamin" alone; the verifier (asked about "benjamin") says F, the
+    # marking marks "benjamin a seiler": the name is masked with the marking's extent
+    text = "follow up with benjamin a seiler in a couple of months."
+    fake_llm.gold = {"benjamin a seiler": "NAME"}
+    stage = make_stage(fake_llm.base_url, verifier="uncertain", gate="uncertain")
+    try:
+        out = await stage.refine(text, CTX, [Span(15, 23, "NAME", "names", 0.8, "model")], [], [])
+    finally:
+        await stage.aclose()
+    assert out.ok and texts(text, out.spans) == ["benjamin a seiler"]
+
+
+async def test_failing_closed_masks_the_names_that_sent_the_turn():
+    # the fast pass flagged nothing in "can Marcus join?"; the gate sent the turn for the
+    # capitalised word inside the sentence; with the model down it is masked (privacy first)
+    stage = make_stage(closed_port_url(), verifier="off", gate="uncertain", max_retries=0)
+    text = "thanks a lot! can Marcus join? selma says the Pythagorean theorem is hard"
+    try:
+        assert stage.gate(text, [], []) == "capitalised"
+        pythagorean = Span(46, 57, "NAME", "names-keep", 0.3, "keep-word")  # the fast pass kept it: settled
+        assert text[pythagorean.start : pythagorean.end] == "Pythagorean"
+        out = await stage.refine(text, CTX, [], [], [], keeps=[pythagorean])
+    finally:
+        await stage.aclose()
+    assert out.degraded and out.reason == "outage"
+    assert texts(text, out.spans) == ["Marcus", "selma"]  # a lower-case name too; a certain keep stays

@@ -17,6 +17,10 @@ pytestmark = pytest.mark.timeout(60)
 TEXT = "hi im Jake, my sister Ana really said u can help, email me at jake.t@mail.com"
 GOLD = {"Jake": "NAME", "Ana": "NAME", "jake.t@mail.com": "EMAIL"}
 CTX = TurnContext(role="student", session_id="s1")
+#: failing closed on TEXT masks the fast pass's spans, the candidates and the name-like tokens
+#: nothing flagged: "Ana" (capitalised inside a sentence), "jake" (a lower-case name; the tests
+#: pass no email span)
+FAIL_CLOSED = [("Ana", "NAME"), ("Jake", "NAME"), ("jake", "NAME")]
 
 
 def texts(text, spans):
@@ -95,7 +99,7 @@ async def test_malformed_answers_fail_closed(fake_llm, reply, reason):
     finally:
         await stage.aclose()
     assert out.degraded and out.reason == reason
-    assert texts(TEXT, out.spans) == [("Jake", "NAME")]  # the fast pass is kept
+    assert texts(TEXT, out.spans) == FAIL_CLOSED  # the fast pass is kept, suspects masked
 
 
 async def test_missing_usage_is_estimated(fake_llm):
@@ -161,7 +165,7 @@ async def test_budget_timeout_fails_closed_quickly(fake_llm):
         await stage.aclose()
     assert time.monotonic() - t0 < 0.6
     assert out.degraded and out.reason == "timeout"
-    assert texts(TEXT, out.spans) == [("Ana", "NAME")]
+    assert texts(TEXT, out.spans) == FAIL_CLOSED
 
 
 async def test_request_timeout_with_retries(fake_llm):
@@ -251,8 +255,8 @@ async def test_outage_connection_refused_fails_closed():
         await stage.aclose()
     assert time.monotonic() - t0 < 2
     assert out.degraded and out.reason == "outage"
-    assert texts(TEXT, out.spans) == [("Ana", "NAME"), ("Jake", "NAME")]
-    assert stage.stats.degraded["outage"] == 1 and stage.stats.masked_conservatively == 1
+    assert texts(TEXT, out.spans) == FAIL_CLOSED
+    assert stage.stats.degraded["outage"] == 1 and stage.stats.masked_conservatively == 2
 
 
 async def test_verifier_batches_candidates_and_decides(fake_llm):
@@ -261,7 +265,7 @@ async def test_verifier_batches_candidates_and_decides(fake_llm):
     stage = make_stage(fake_llm.base_url, verifier="uncertain", gate="uncertain")
     newton = Span(0, 6, "NAME", "names", 0.6)  # low-confidence fast span
     maya = Span(22, 26, "NAME", "names", 0.55)  # candidate the fast pass would not mask
-    leo = Span(32, 35, "NAME", "names", 0.95)  # certain
+    leo = Span(32, 35, "NAME", "names", 0.95, "memory")  # certain
     try:
         out = await refine(stage, text=text, fast=[newton, leo], cands=[maya])
     finally:
@@ -333,7 +337,7 @@ GATE_CASES = [
     ("mail me at a@b.co", [], [], "contact"),
     ("it is on hammarvägen 15", [], [], "address"),
     ("3 apples and 15 pears", [], [], None),
-    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95)], [], None),  # certain and covered
+    ("hi Jake", [Span(3, 7, "NAME", "names", 0.95, "memory")], [], None),  # certain and covered
     ("hi there", [], [Span(3, 8, "NAME", "names", 0.6)], "candidate"),
     # what the fast pass doubts goes to the model whatever its score; what it is sure of does not
     ("hi Jake", [Span(3, 7, "NAME", "names", 0.95, "model")], [], "doubtful"),
