@@ -1,4 +1,6 @@
-"""Offsets and in-flight turns of the assigned partitions: what may be committed, and lag.
+"""Order and offsets: a session's turns one after another (:class:`SessionOrder`); the assigned
+partitions' offsets and in-flight turns, what may be committed, lag, and re-reading a partition
+whose log the broker lost (:class:`OffsetTracker`).
 
 An input offset is committed only after every output of its record is acknowledged, and only
 as part of a contiguous run of finished offsets of its partition (at-least-once, in order).
@@ -46,6 +48,32 @@ class PartitionOffsets:
         while self.pending and self.pending[0] < offset:
             self.done.discard(self.pending.popleft())
         self.committed = offset
+
+
+class SessionOrder:
+    """A session's turns run one after another: each waits for the previous turn's *step* (its
+    tutor-facing output acknowledged), not for a slow background refinement."""
+
+    def __init__(self) -> None:
+        self._tail: dict[str, asyncio.Future] = {}
+
+    def __len__(self) -> int:
+        """Sessions with a turn not yet answered."""
+        return len(self._tail)
+
+    def next_step(self, session_id: str) -> tuple[asyncio.Future | None, asyncio.Future]:
+        """(the previous turn's step to wait for, or None; this turn's step, to resolve once its
+        tutor-facing output is acknowledged)."""
+        prev = self._tail.get(session_id)
+        step: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._tail[session_id] = step
+
+        def _release(_f, sid=session_id, step=step) -> None:
+            if self._tail.get(sid) is step:
+                del self._tail[sid]
+
+        step.add_done_callback(_release)
+        return prev, step
 
 
 class OffsetTracker:
@@ -148,6 +176,24 @@ class OffsetTracker:
                 po = self.partitions.get(tp)
                 if po is not None:
                     po.mark_committed(off)
+
+    # -------------------------------------------------------------- recovery
+    async def rewind_lost(self, consumer) -> None:
+        """A consumer position beyond the broker's log end means the broker lost its log (e.g. an
+        in-memory broker restarted): read those partitions again from their beginning."""
+        for tp, po in list(self.partitions.items()):
+            hw = consumer.highwater(tp)
+            if hw is None or po.pending:
+                continue
+            try:
+                pos = await consumer.position(tp)
+            except Exception:
+                continue
+            if pos > hw:
+                log.warning("%s[%d]: position %d is beyond the broker's log end %d; re-reading from the start",
+                            tp.topic, tp.partition, pos, hw)
+                po.committed = None
+                consumer.seek(tp, 0)
 
     # -------------------------------------------------------------- lag
     def lag(self, consumer) -> Iterator[tuple[TopicPartition, int]]:

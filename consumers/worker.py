@@ -40,7 +40,7 @@ from surrogate.pipeline import build_pipeline
 from .dead_letters import DeadLetters
 from .journal import NoJournal, ReplayJournal
 from .kafka import ensure_topics, make_consumer
-from .offsets import OffsetTracker, PartitionOffsets
+from .offsets import OffsetTracker, PartitionOffsets, SessionOrder
 from .producer import AckedProducer, payload as _payload, timing_headers as _timing_headers
 from .state_store import NoStateStore, StateStore
 
@@ -87,7 +87,8 @@ class Worker:
     """``start()`` → ``run()`` (until ``request_stop()``) → ``stop()``. Or ``async with`` + ``run()``.
 
     The jobs are split: :class:`~consumers.offsets.OffsetTracker` (order of offsets, commits,
-    in-flight bound, lag), :class:`~consumers.producer.AckedProducer` (acknowledged sends with
+    in-flight bound, lag, a broker that lost its log), :class:`~consumers.offsets.SessionOrder`
+    (a session's turns one after another), :class:`~consumers.producer.AckedProducer` (acknowledged sends with
     retries, topics recreated), :class:`~consumers.dead_letters.DeadLetters`, the replay journal
     (:mod:`consumers.journal`), the session state store (:mod:`consumers.state_store`) and the
     metrics; the ones that are off are null objects (``NoStateStore``, ``NoJournal``,
@@ -122,7 +123,7 @@ class Worker:
         self.producer = AckedProducer(settings, bootstrap_servers, self.stats, self._stop.is_set)
         self.dead_letters = DeadLetters(t.dlq, self.producer, self.stats, self.metrics)
         self._consumer = None
-        self._session_tail: dict[str, asyncio.Future] = {}
+        self.order = SessionOrder()
         self._started = False
         self._ready = asyncio.Event()
         self._bg: set[asyncio.Task] = set()
@@ -197,7 +198,7 @@ class Worker:
                 size = sum(len(r) for r in batch.values())
                 # behind: a big batch, or many sessions with a turn not yet answered (in flight
                 # would also count turns only waiting for a background LLM refinement)
-                behind = size > DISPATCH_BATCH_SMALL or len(self._session_tail) > DISPATCH_BATCH_SMALL
+                behind = size > DISPATCH_BATCH_SMALL or len(self.order) > DISPATCH_BATCH_SMALL
                 slice_n = DISPATCH_SLICE_BACKLOG if behind else DISPATCH_SLICE
                 for tp, records in batch.items():
                     for rec in records:
@@ -265,17 +266,7 @@ class Worker:
             return
         sid = parsed.session_id
         self.state_store.note_partition(sid, tp.partition)
-        # A session's turns run one after another: each waits for the previous turn's *step*
-        # (its tutor-facing output acknowledged), not for a slow background refinement.
-        prev = self._session_tail.get(sid)
-        step: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._session_tail[sid] = step
-
-        def _release(_f, sid=sid, step=step) -> None:
-            if self._session_tail.get(sid) is step:
-                del self._session_tail[sid]
-
-        step.add_done_callback(_release)
+        prev, step = self.order.next_step(sid)
         task = asyncio.create_task(self._handle(tp, rec, parsed, prev, step, received_at))
         task.add_done_callback(lambda _t, step=step: step.done() or step.set_result(None))
         self.offsets.track(tp, rec.offset, task)
@@ -374,7 +365,7 @@ class Worker:
             try:
                 await self._commit()
                 self._housekeeping()
-                await self._rewind_lost_partitions()
+                await self.offsets.rewind_lost(self._consumer)
             except Exception as exc:  # keep committing whatever happens
                 log.warning("commit loop error: %s", type(exc).__name__)
 
@@ -395,23 +386,6 @@ class Worker:
             self.metrics.sync_llm_stats(self.pipeline.llm.stats)
         for tp, lag in self.offsets.lag(self._consumer):
             self.metrics.set_lag(tp.topic, tp.partition, lag)
-
-    async def _rewind_lost_partitions(self) -> None:
-        """A consumer position beyond the broker's log end means the broker lost its log (e.g. an
-        in-memory broker restarted): read those partitions again from their beginning."""
-        for tp, po in list(self.offsets.partitions.items()):
-            hw = self._consumer.highwater(tp)
-            if hw is None or po.pending:
-                continue
-            try:
-                pos = await self._consumer.position(tp)
-            except Exception:
-                continue
-            if pos > hw:
-                log.warning("%s[%d]: position %d is beyond the broker's log end %d; re-reading from the start",
-                            tp.topic, tp.partition, pos, hw)
-                po.committed = None
-                self._consumer.seek(tp, 0)
 
     async def _erase(self, session_ids: list[str]) -> None:
         """Tombstone the stored state of sessions that expired (idle longer than the TTL)."""
