@@ -358,6 +358,11 @@ class LLMStage:
         # answered F, "benjamin a seiler" marked — the marking knows the name's extent
         kept_llm = model_ok
         final.extend(kept_llm)
+        # ... and then the rejected span is not unmasked: the session learns the name, not a keep
+        still = [r for r in rejected if any(_overlaps(r, l) and l.label == r.label for l in kept_llm)]
+        if still:
+            rejected = [r for r in rejected if r not in still]
+            confirmed.extend(still)
         if masked_unreviewed:
             self.stats.masked_conservatively += masked_unreviewed
         reviewed = [*fast_spans, *candidates, *keeps]
