@@ -38,9 +38,9 @@ CERTAIN = "certain"
 DOUBTFUL = "doubtful"
 
 #: NAME evidence the model never overrules.
-CERTAIN_EVIDENCE = frozenset({"intro", "answer", "memory", "bounded", "role", "speaker", "contact"})
+CERTAIN_EVIDENCE = frozenset({"intro", "memory", "bounded"})
 #: NAME evidence the model rules on.
-DOUBTFUL_EVIDENCE = frozenset({"direct", "named", "model", "rules", "title", "context", "ner", "lexicon", "llm"})
+DOUBTFUL_EVIDENCE = frozenset({"direct", "named", "model", "rules", "title", "context"})
 #: Keeps (name-like words the fast pass left in the clear) the metadata settles: never sent.
 CERTAIN_KEEPS = frozenset({"keep-problem", "keep-place", "keep-org", "keep-word"})
 #: Span sources whose spans are certain whatever their evidence (the speaker field).

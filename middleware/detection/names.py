@@ -37,7 +37,7 @@ from .keep import (
     narrative_role,
     problem_texts,
 )
-from .lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo, get_lexicon
+from .lexicon import ABSENT, NO_RANK, UNKNOWN, Lexicon, TokenInfo, get_lexicon
 from .memory import SessionMemory
 from .public import ORG_HEADS, PLACE_HEADS, RELATIONS, classes_of, is_public_surname, personal_cue, place_context, starts_entry, topic_cues
 from .namemodel import NameModel, get_model
@@ -870,9 +870,14 @@ class NameFinder:
         if sig["head"]:
             f.append("ch=" + ("p" if t.poss else "") + sig["head"])
         lows, topic_now = getattr(self, "_turn", ([], 0))
+        # the session's public-life talk is evidence about surnames and full names, not about a first
+        # name alone: "Mateo starts nursery on Monday" in a chat about football is still a person of
+        # one's life (the turn's own cue words still count: "Eli is struggling this season")
+        first_only = i.first_rank <= i.last_rank and i.first_rank <= 1000 and not self._name_neighbour(toks, k, text)
         f.append("tc=%d" % min(topic_now, 3))
-        talk = public_talk(memory)
-        f.append("talk=%d%d" % (talk, min(memory.topic, 3) if memory.topic * 4 >= memory.turns + 1 else 0))
+        if not first_only:
+            talk = public_talk(memory)
+            f.append("talk=%d%d" % (talk, min(memory.topic, 3) if memory.topic * 4 >= memory.turns + 1 else 0))
         if is_public_surname(t.low):
             f.append("psur")
         if lows and personal_cue(lows, k, k):
@@ -1020,11 +1025,20 @@ class NameFinder:
         common_first = t.info.first_rank <= 1000
         if memory.is_public(t.text) and t.low not in memory.people:
             return k, k, "keep-public"  # "Brady" after "Tom Brady" was kept
+        # in talk about public life, a surname only ever found by the lexicon or the reviewer (never
+        # addressed, introduced or given a relation) that comes back is the public figure talked about
+        if talk and 0.0 < memory.person_strength(t.text) < 1.0 and t.info.last_rank < NO_RANK \
+                and (t.info.last_rank < t.info.first_rank or t.info.first_rank > 1000):
+            return k, k, "keep-public"
         # a public figure's surname in talk about public life ("With Mayfield as the quarterback",
         # "Messi's last season"), or next to one kept in this turn ("Steve Jobs and Wozniak")
         if is_public_surname(t.low) and t.cap and (t.info.last_rank < t.info.first_rank or not common_first):
             if talk or (k >= 2 and lows[k - 1] in ("and", "or") and (k - 2) in pubskip):
                 return k, k, "keep-public"
+        # a surname alone in talk about public life ("coaches like Gruden", "players like brady"):
+        # people of one's own life are called by their first name; public figures by their surname
+        if talk and t.info.last_rank < t.info.first_rank and not (k + 1 < n and self._name_neighbour(toks, k, text)):
+            return k, k, "keep-public"
         # a full name in talk about public life: "Did you know Kellan Moore is the only lefty?"
         if talk and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
             u = toks[k + 1]

@@ -76,7 +76,7 @@ def union_merge(spans: Sequence[Span]) -> list[Span]:
         if out and s.start < out[-1].end:
             prev = out[-1]
             best = max((prev, s), key=lambda x: (x.score, len(x)))
-            out[-1] = Span(prev.start, max(prev.end, s.end), best.label, best.source, max(prev.score, s.score))
+            out[-1] = Span(prev.start, max(prev.end, s.end), best.label, best.source, max(prev.score, s.score), best.evidence)
         else:
             out.append(s)
     return out
@@ -161,7 +161,7 @@ class LLMStage:
             extra += suspects(text, [*fast_spans, *extra, *keeps], self.lexicon)
         self.stats.degraded[reason] += 1
         self.stats.masked_conservatively += len(extra)
-        spans = union_merge([*fast_spans, *(_as_mask(s) for s in extra)])
+        spans = union_merge([*fast_spans, *(_as_mask(s, "fail-closed") for s in extra)])
         return LLMOutcome(spans, ok=False, degraded=True, sent=sent, reason=reason)
 
     async def refine(
@@ -349,15 +349,20 @@ class LLMStage:
                 continue
             if r is None:
                 masked_unreviewed += 1
-            else:
-                taught.append(_as_mask(c))
-                if model_extent(c):
-                    continue
-            final.append(_as_mask(c))
+                final.append(_as_mask(c, "fail-closed"))
+                continue
+            taught.append(_as_mask(c))
+            if not model_extent(c):
+                final.append(_as_mask(c))
         # a model span of another extent than a span the verifier rejected stays: "benjamin" alone
         # answered F, "benjamin a seiler" marked — the marking knows the name's extent
         kept_llm = model_ok
         final.extend(kept_llm)
+        # ... and then the rejected span is not unmasked: the session learns the name, not a keep
+        still = [r for r in rejected if any(_overlaps(r, l) and l.label == r.label for l in kept_llm)]
+        if still:
+            rejected = [r for r in rejected if r not in still]
+            confirmed.extend(still)
         if masked_unreviewed:
             self.stats.masked_conservatively += masked_unreviewed
         reviewed = [*fast_spans, *candidates, *keeps]
@@ -372,10 +377,11 @@ class LLMStage:
         return LLMOutcome(merged, ok=True, degraded=False, sent=True, learned=learned, confirmed=confirmed, rejected=rejected)
 
 
-def _as_mask(s: Span) -> Span:
-    """A candidate or keep the model ruled personal, as a span to mask."""
-    if s.evidence.startswith("keep"):
-        return Span(s.start, s.end, s.label, s.source, s.score, "llm")
+def _as_mask(s: Span, why: str = "llm") -> Span:
+    """A candidate or keep to mask: ``why`` is its evidence now (``llm``: the model ruled it
+    personal; ``fail-closed``: the model's ruling is missing)."""
+    if s.evidence.startswith("keep") or not s.evidence:
+        return Span(s.start, s.end, s.label, s.source, s.score, why)
     return s
 
 

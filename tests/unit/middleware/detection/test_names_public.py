@@ -62,6 +62,16 @@ def test_public_figure_full_name_in_a_conversation_about_sport_is_one_kept_decis
     assert names(cascade, "I think Moore is underrated.", role="tutor", memory=mem) == []
 
 
+def test_a_surname_alone_in_sport_talk_is_kept_but_a_narrated_first_name_is_found(cascade):
+    mem = cascade.new_memory()
+    names(cascade, "I watch the NFL every season, the quarterbacks are amazing.", memory=mem)
+    names(cascade, "Do you like football too? My team lost again.", role="tutor", memory=mem)
+    assert names(cascade, "I like to watch coaches like Gruden.", memory=mem) == []
+    assert names(cascade, "Mateo starts nursery on Monday, so no games for me.", memory=mem) == ["Mateo"]
+    assert names(cascade, "Do you like Tom Brady? He won the Super Bowl again.", role="tutor", memory=mem) == []
+    assert names(cascade, "Mateo loves him, and Ines likes swimming.", memory=mem) == ["Mateo", "Ines"]
+
+
 def test_a_relation_word_makes_a_famous_name_a_private_person(cascade):
     assert names(cascade, "my friend Taylor Swift says hi") == ["Taylor Swift"]
 

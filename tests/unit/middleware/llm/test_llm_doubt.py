@@ -265,6 +265,7 @@ async def test_verifier_f_on_a_partial_span_does_not_unmask_the_marked_name(fake
     finally:
         await stage.aclose()
     assert out.ok and texts(text, out.spans) == ["benjamin a seiler"]
+    assert not out.rejected and [text[s.start : s.end] for s in out.confirmed] == ["benjamin"]  # memory keeps him a person
 
 
 async def test_failing_closed_masks_the_names_that_sent_the_turn():
