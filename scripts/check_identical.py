@@ -28,8 +28,9 @@ SECRET = "check-identical-fixed-secret"
 
 
 def _data_dir() -> Path:
-    env = os.environ.get("PLAINSIGHT_DATA_DIR")
-    return Path(env) if env else Path("/work/shared/data/dev")
+    from middleware.evaluation import default_data_dir  # $PLAINSIGHT_DATA_DIR or ../shared/data/dev
+
+    return default_data_dir()
 
 
 def _compat() -> None:
