@@ -10,6 +10,7 @@ compares against one and prints the first differences.
 Usage (compare like with like: record from the commit before the change)::
 
     git worktree add /tmp/base <commit>
+    export PLAINSIGHT_DATA_DIR=/work/shared/data/dev   # the base tree is not next to shared/
     (cd /tmp/base && PYTHONPATH=/tmp/base python /work/wt14/scripts/check_identical.py --record /tmp/base.txt)
     python scripts/check_identical.py --compare /tmp/base.txt
 """
@@ -71,6 +72,8 @@ async def _run(every: int, limit: int | None) -> list[str]:
     lines: list[str] = []
     configs = [("surrogate", "surrogate"), ("tag", "redact")]
     files = sorted(_data_dir().glob("*.jsonl"))
+    if not files:
+        raise SystemExit(f"no dev dialogue files in {_data_dir()} (set PLAINSIGHT_DATA_DIR)")
     for deid_mode, logs_mode in configs:
         settings = Settings.model_validate(
             {"surrogate": {"secret": SECRET}, "output": {"deid_mode": deid_mode, "logs_mode": logs_mode}}
