@@ -1033,6 +1033,10 @@ class NameFinder:
             return k, k, "keep-public"  # "Brady" after "Tom Brady" was kept
         # in talk about public life, a surname only ever found by the lexicon or the reviewer (never
         # addressed, introduced or given a relation) that comes back is the public figure talked about
+        # "Mr. Okafor coached our team this season": a title (not "coach") makes a person of one's life
+        titled = k >= 1 and (lows[k - 1].rstrip(".") in TITLES or lows[k - 1] in TITLES) and lows[k - 1] != "coach"
+        if titled:
+            talk = False
         if talk and 0.0 < memory.person_strength(t.text) < 1.0 and t.info.last_rank < NO_RANK \
                 and (t.info.last_rank < t.info.first_rank or t.info.first_rank > 1000):
             return k, k, "keep-public"
@@ -1046,7 +1050,6 @@ class NameFinder:
         # about knowing of someone ("Have you heard of X?", "Do you know who X is?"), or a cue word
         # of public life in the same sentence ("Jerry Jones plays football"). A private person is
         # named by a first name in chat; a first name alone stays a person here.
-        titled = k >= 1 and (lows[k - 1].rstrip(".") in TITLES or lows[k - 1] in TITLES) and lows[k - 1] != "coach"
         sent = 0 if memory.classroom or titled else self._sentence_evidence(toks, lows, k, text, talk)
         if sent == 2 and memory.turns < 1:
             sent = 0  # a first message alone may be prose about a song or a film naming a private author

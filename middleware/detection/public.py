@@ -93,7 +93,7 @@ RELATIONS = frozenset(
     bestie buddy neighbor neighbour classmate classmates teacher tutor colleague colleagues coworker co-worker
     workmate boss manager roommate flatmate housemate nephew niece stepmom stepdad stepmother stepfather
     stepsister stepbrother in-law godmother godfather mentor student students pupil pupils doctor dentist
-    nanny babysitter landlord landlady""".split()
+    nanny babysitter landlord landlady coach trainer""".split()
 )
 _POSSESSIVE = frozenset("my our your his her their".split())
 
