@@ -56,7 +56,7 @@ CALIBRATED: dict[str, float] = {
     "memory": 0.99,
     "direct": 0.96,
     "intro": 0.88,
-    "model": 0.81,
+    "model": 0.80,
     "title": 0.91,
     "context": 0.5,
     "rules": 0.5,

@@ -39,7 +39,7 @@ from .keep import (
 )
 from .lexicon import ABSENT, NO_RANK, UNKNOWN, Lexicon, TokenInfo, get_lexicon
 from .memory import SessionMemory
-from .public import ORG_HEADS, PLACE_HEADS, RELATIONS, classes_of, is_public_surname, personal_cue, place_context, starts_entry, topic_cues
+from .public import ORG_HEADS, PLACE_HEADS, PUBLIC_ROLES, RELATIONS, classes_of, is_public_surname, personal_cue, place_context, starts_entry, topic_cues
 from .namemodel import NameModel, get_model
 from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
@@ -462,11 +462,12 @@ def public_talk(memory: SessionMemory) -> bool:
     in at least two turns, or in one turn of a session already two turns long (this one included),
     in at least a quarter of its turns, and not a classroom (whose own pupils are talked about)."""
     return (memory.topic >= 2 or (memory.topic >= 1 and memory.turns >= 1)) \
-        and memory.topic * 4 >= memory.turns + 1 and not memory.classroom
+        and memory.topic * 4 >= memory.turns + 1 and (not memory.classroom or memory.topic * 2 >= memory.turns + 1)
 
 
 #: Nouns after "the <Name>" that make the name a modifier ("the Johnson novel", "the Smith family"):
 #: the determiner then belongs to the noun, and the name may be a person's.
+_SENT_BREAK = re.compile(r"[.!?;]\s|\n|[!?]")
 _DET_HEADS = frozenset("""novel novels book books film films movie movies song songs album albums version versions family
     families case house household show era administration government years brothers sisters twins kids boys girls residence
     estate company firm collection paintings concert tour style way method account report file trial campaign""".split())
@@ -1027,6 +1028,10 @@ class NameFinder:
             return k, k, "keep-public"  # "Brady" after "Tom Brady" was kept
         # in talk about public life, a surname only ever found by the lexicon or the reviewer (never
         # addressed, introduced or given a relation) that comes back is the public figure talked about
+        # "Mr. Okafor coached our team this season": a title (not "coach") makes a person of one's life
+        titled = k >= 1 and (lows[k - 1].rstrip(".") in TITLES or lows[k - 1] in TITLES) and lows[k - 1] != "coach"
+        if titled:
+            talk = False
         if talk and 0.0 < memory.person_strength(t.text) < 1.0 and t.info.last_rank < NO_RANK \
                 and (t.info.last_rank < t.info.first_rank or t.info.first_rank > 1000):
             return k, k, "keep-public"
@@ -1035,12 +1040,23 @@ class NameFinder:
         if is_public_surname(t.low) and t.cap and (t.info.last_rank < t.info.first_rank or not common_first):
             if talk or (k >= 2 and lows[k - 1] in ("and", "or") and (k - 2) in pubskip):
                 return k, k, "keep-public"
+        # sentence-level evidence (issue #12, second round), for whole names and surnames only: a
+        # public role right before the name ("QB Lamar Jackson", "president Lincoln"), a question
+        # about knowing of someone ("Have you heard of X?", "Do you know who X is?"), or a cue word
+        # of public life in the same sentence ("Jerry Jones plays football"). A private person is
+        # named by a first name in chat; a first name alone stays a person here.
+        sent = 0 if memory.classroom or titled else self._sentence_evidence(toks, lows, k, text, talk)
+        if sent == 2 and memory.turns < 1:
+            sent = 0  # a first message alone may be prose about a song or a film naming a private author
+        if sent == 2 and t.cap and not self._name_neighbour(toks, k, text) and (t.info.last_rank < t.info.first_rank
+                                                                                   or t.info.first_rank > 1000):
+            return k, k, "keep-public"  # "even with coach McVay", "trade for Clinton-Dix in the NFL"
         # a surname alone in talk about public life ("coaches like Gruden", "players like brady"):
         # people of one's own life are called by their first name; public figures by their surname
         if talk and t.info.last_rank < t.info.first_rank and not (k + 1 < n and self._name_neighbour(toks, k, text)):
             return k, k, "keep-public"
         # a full name in talk about public life: "Did you know Kellan Moore is the only lefty?"
-        if talk and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
+        if (talk or sent) and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
             u = toks[k + 1]
             ok = ("pure", "propn", "unknown", "wordish")
             if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)) \
@@ -1069,6 +1085,35 @@ class NameFinder:
             if any(a <= t.start and t.end <= b for a, b in quoted):
                 return k, k, "keep-example"
         return None
+
+    @staticmethod
+    def _sentence_evidence(toks: list[Tok], lows: list[str], k: int, text: str, talk: bool) -> int:
+        """Evidence in the candidate's own sentence that a whole name or a surname at ``k`` is a
+        public figure: 2 = a public role right before it ("QB Lamar Jackson", "senator Warren",
+        "coach McVay" in talk about sport; not after a possessive: "my coach Dan") or a cue word of
+        public life in the sentence ("Jerry Jones plays football"); 1 = a question about knowing
+        of someone ("Have you ever heard of X?", "Do you know who X is?", "a fan of X"); 0 = none."""
+        n = len(toks)
+        if k >= 1 and text[toks[k - 1].end : toks[k].start] == " " and lows[k - 1] in PUBLIC_ROLES:
+            role = lows[k - 1]
+            poss = any(lows[j] in ("my", "our", "your", "his", "her", "their") for j in range(max(0, k - 3), k - 1))
+            if not poss and (role != "coach" or talk) and (toks[k - 1].lower or role != "coach"):
+                return 2
+        lo = k
+        while lo > 0 and not _SENT_BREAK.search(text[toks[lo - 1].end : toks[lo].start]):
+            lo -= 1
+        hi = k
+        while hi + 1 < n and not _SENT_BREAK.search(text[toks[hi].end : toks[hi + 1].start]):
+            hi += 1
+        caps = [toks[j].cap and not toks[j].sent_init for j in range(lo, hi + 1)]
+        if topic_cues(lows[lo : hi + 1], caps):
+            return 2
+        prev2 = " ".join(lows[max(0, k - 2) : k])
+        if prev2 in ("heard of", "fan of", "know of", "knew of", "think of", "think about") or lows[k - 1 : k] == ["who"] \
+                and k >= 2 and lows[k - 2] in ("know", "knows", "remember", "recall") \
+                and any(lows[j] in ("is", "was") for j in range(k + 1, min(n, k + 5))):
+            return 1
+        return 0
 
     @staticmethod
     def _name_neighbour(toks: list[Tok], k: int, text: str) -> bool:

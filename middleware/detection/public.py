@@ -40,7 +40,18 @@ PUBLIC_CUES = frozenset(
     guitarist drummer lyrics grammy grammys billboard
     novel novels novelist author authors playwright biography
     president presidents senator senators governor congress election elections politician politicians
-    prime minister emperor dynasty billionaire inventor philosopher painter""".split()
+    minister emperor dynasty billionaire inventor philosopher painter""".split()
+)
+
+#: Public roles: right before a name they say who is talked about ("QB Lamar Jackson", "senator
+#: Warren", "actress Emma Stone"); "coach" only in a conversation about public life (a school's
+#: "Coach Davis" is a person of the speaker's life), and none after a possessive ("my coach Dan").
+PUBLIC_ROLES = frozenset(
+    """qb quarterback coach president senator governor congressman congresswoman mayor chancellor minister
+    actor actress singer rapper songwriter guitarist drummer director producer comedian ceo founder billionaire
+    author novelist poet playwright artist painter composer astronaut
+    pitcher catcher shortstop linebacker cornerback receiver safety striker goalkeeper goalie midfielder
+    defender wr rb linebackers quarterbacks legend""".split()
 )
 
 #: Nicknames of the teams of the major North American leagues (NFL, NBA, MLB, NHL, MLS): a
@@ -82,7 +93,7 @@ RELATIONS = frozenset(
     bestie buddy neighbor neighbour classmate classmates teacher tutor colleague colleagues coworker co-worker
     workmate boss manager roommate flatmate housemate nephew niece stepmom stepdad stepmother stepfather
     stepsister stepbrother in-law godmother godfather mentor student students pupil pupils doctor dentist
-    nanny babysitter landlord landlady""".split()
+    nanny babysitter landlord landlady coach trainer""".split()
 )
 _POSSESSIVE = frozenset("my our your his her their".split())
 

@@ -187,3 +187,54 @@ def test_pipeline_replaces_a_relation_full_name_whole_and_keeps_a_fictional_one(
     r = p.process_sync(InputTurn(session_id="h12b", turn_id=0, role="student",
                                  text="I love Atticus Finch in that book", sent_at=0.0))
     assert r.deid.text == "I love Atticus Finch in that book"
+
+
+# -- second round (H12b): evidence in the name's own sentence ----------------------------------------
+def _chat(cascade, *turns: str) -> SessionMemory:
+    """A session with some small talk before the turns under test (never about public life)."""
+    mem = cascade.new_memory()
+    for i, text in enumerate(turns):
+        names(cascade, text, role="tutor" if i % 2 else "student", memory=mem)
+    return mem
+
+
+@pytest.mark.parametrize("text", [
+    "Their new QB Dario Quintero looks great.",        # a public role right before a full name
+    "I read that senator Halvorsen wants a new bridge.",  # ... before a surname
+    "I think Marek Dvoracek scored twice in the league last night.",  # a cue word in the same sentence
+])
+def test_public_role_or_cue_in_the_same_sentence_keeps_a_full_name_or_surname(cascade, text):
+    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?")
+    assert names(cascade, text, memory=mem) == []
+    kept = cascade.kept(text, TurnContext(role="student", session_id="s"), mem)
+    assert kept and all(s.evidence == "keep-public" for s in kept)
+
+
+@pytest.mark.parametrize("text", ["Have you ever heard of Tobias Wendler?", "Do you know who Tobias Wendler is?"])
+def test_a_question_about_knowing_of_someone_keeps_a_full_name_even_first(cascade, text):
+    assert names(cascade, text) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("my coach Dario Quintero says hi", ["Dario Quintero"]),            # a possessive: a person of one's life
+    ("Mr. Okafor coached our football team this season.", ["Okafor"]),  # a title: a teacher, not a star
+])
+def test_sentence_evidence_never_beats_a_possessive_or_a_title(cascade, text, expected):
+    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?")
+    assert names(cascade, text, memory=mem) == expected
+
+
+def test_a_first_name_alone_with_a_cue_in_the_sentence_is_still_a_person(cascade):
+    mem = _chat(cascade, "I watch the NFL every season, the quarterbacks are amazing.", "Do you like football too?")
+    assert names(cascade, "Mateo starts nursery on Monday, so no football for me.", memory=mem) == ["Mateo"]
+    assert names(cascade, "does Ines like the football season?", memory=mem) == ["Ines"]
+
+
+def test_a_first_message_alone_is_not_read_as_public_life_talk(cascade):
+    # one message about a song may name its private author: privacy first without a conversation
+    assert names(cascade, "Jana Novakova wrote the lyrics of our school song.") == ["Jana Novakova"]
+
+
+def test_prime_is_no_public_life_cue():
+    assert topic_cues(["the", "prime", "factorization", "of", "twelve"]) == 0
+    assert topic_cues(["the", "prime", "minister", "spoke"]) == 1
