@@ -238,3 +238,9 @@ def test_a_first_message_alone_is_not_read_as_public_life_talk(cascade):
 def test_prime_is_no_public_life_cue():
     assert topic_cues(["the", "prime", "factorization", "of", "twelve"]) == 0
     assert topic_cues(["the", "prime", "minister", "spoke"]) == 1
+
+
+def test_a_public_role_before_a_first_name_and_a_lowercase_surname_in_sport_talk(cascade):
+    mem = _chat(cascade, "I watch the NFL every season, the quarterbacks are amazing.", "Do you like football too?")
+    assert names(cascade, "I don't like the Quarterback Cam's attitude.", memory=mem) == []
+    assert names(cascade, "Did you know Aaron hubbard took so many tests in school?", memory=mem) == []

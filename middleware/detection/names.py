@@ -1051,8 +1051,10 @@ class NameFinder:
         # of public life in the same sentence ("Jerry Jones plays football"). A private person is
         # named by a first name in chat; a first name alone stays a person here.
         sent = 0 if memory.classroom or titled else self._sentence_evidence(toks, lows, k, text, talk)
-        if sent == 2 and memory.turns < 1:
+        if sent >= 2 and memory.turns < 1:
             sent = 0  # a first message alone may be prose about a song or a film naming a private author
+        if sent == 3 and t.cap and not self._name_neighbour(toks, k, text):
+            return k, k, "keep-public"  # a role right before even a first name: "the Quarterback Cam's attitude"
         if sent == 2 and t.cap and not self._name_neighbour(toks, k, text) and (t.info.last_rank < t.info.first_rank
                                                                                    or t.info.first_rank > 1000):
             return k, k, "keep-public"  # "even with coach McVay", "trade for Clinton-Dix in the NFL"
@@ -1064,7 +1066,10 @@ class NameFinder:
         if (talk or sent) and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
             u = toks[k + 1]
             ok = ("pure", "propn", "unknown", "wordish")
-            if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)) \
+            if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)
+                    # "Alex smith", "Woodrow wilson": a first name, then a surname typed in lowercase
+                    or (t.cap and not t.upper and u.lower and name_class(t) in _NAMEISH and name_class(u) in _NAMEISH
+                        and t.info.first_rank <= 1000 and u.info.last_rank <= 2500 and u.info.logp_lower < -11.0)) \
                     and name_class(t) in ok and name_class(u) in ok and u.low not in STOP and len(u.text) >= 2 \
                     and not (name_class(u) == "unknown" and looks_like_word(u.low, self.lex)) and not _PERSONAL_INFO.search(_sentence(text, t.start, u.end)):
                 b = k + 1
@@ -1103,7 +1108,7 @@ class NameFinder:
             role = lows[k - 1]
             poss = any(lows[j] in ("my", "our", "your", "his", "her", "their") for j in range(max(0, k - 3), k - 1))
             if not poss and (role != "coach" or talk) and (toks[k - 1].lower or role != "coach"):
-                return 2
+                return 3
         lo = k
         while lo > 0 and not _SENT_BREAK.search(text[toks[lo - 1].end : toks[lo].start]):
             lo -= 1
