@@ -1063,8 +1063,14 @@ class NameFinder:
         if talk and t.info.last_rank < t.info.first_rank and not (k + 1 < n and self._name_neighbour(toks, k, text)):
             return k, k, "keep-public"
         # a full name in talk about public life: "Did you know Kellan Moore is the only lefty?"
-        if (talk or sent) and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
-            u = toks[k + 1]
+        # (a cue word anywhere in a chat turn counts for a whole name: "Are you an NFL fan? Familiar
+        # with Nick Foles at all?"; not in a first message, a classroom, or after a title)
+        full_ev = talk or sent or (topic_now > 0 and memory.turns >= 1 and not memory.classroom and not titled)
+        j1 = k + 1
+        if j1 + 1 < n and len(toks[j1].text) == 1 and toks[j1].cap and text[toks[j1].end : toks[j1 + 1].start] in (" ", ". "):
+            j1 += 1  # "Paul D. Hubbard": a middle initial
+        if full_ev and j1 < n and text[t.end : toks[k + 1].start] == " ":
+            u = toks[j1]
             ok = ("pure", "propn", "unknown", "wordish")
             if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)
                     # "Alex smith", "Woodrow wilson": a first name, then a surname typed in lowercase
@@ -1072,7 +1078,7 @@ class NameFinder:
                         and t.info.first_rank <= 1000 and u.info.last_rank <= 2500 and u.info.logp_lower < -11.0)) \
                     and name_class(t) in ok and name_class(u) in ok and u.low not in STOP and len(u.text) >= 2 \
                     and not (name_class(u) == "unknown" and looks_like_word(u.low, self.lex)) and not _PERSONAL_INFO.search(_sentence(text, t.start, u.end)):
-                b = k + 1
+                b = j1
                 while b + 1 < n and text[toks[b].end : toks[b + 1].start] in (" ", ". ") and self._is_part(toks[b + 1], t) \
                         and toks[b + 1].low not in STOP:
                     b += 1
