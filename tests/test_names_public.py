@@ -244,3 +244,12 @@ def test_a_public_role_before_a_first_name_and_a_lowercase_surname_in_sport_talk
     mem = _chat(cascade, "I watch the NFL every season, the quarterbacks are amazing.", "Do you like football too?")
     assert names(cascade, "I don't like the Quarterback Cam's attitude.", memory=mem) == []
     assert names(cascade, "Did you know Aaron hubbard took so many tests in school?", memory=mem) == []
+
+
+def test_a_cue_anywhere_in_a_chat_turn_and_a_word_surname_or_middle_initial(cascade):
+    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?")
+    assert names(cascade, "Are you a basketball fan? Marco Fortune was amazing last night.", memory=mem) == []
+    assert names(cascade, "Are you a basketball fan? I liked Dario T. Brannigan a lot.", memory=mem) == []
+    # ... but never in a first message, and a first name alone stays a person
+    assert names(cascade, "Are you a basketball fan? Marco Fortune was amazing last night.") == ["Marco Fortune"]
+    assert names(cascade, "Are you a basketball fan? Tomasz was amazing at our game last night.", memory=mem) == ["Tomasz"]

@@ -1067,16 +1067,19 @@ class NameFinder:
         # with Nick Foles at all?"; not in a first message, a classroom, or after a title)
         full_ev = talk or sent or (topic_now > 0 and memory.turns >= 1 and not memory.classroom and not titled)
         j1 = k + 1
-        if j1 + 1 < n and len(toks[j1].text) == 1 and toks[j1].cap and text[toks[j1].end : toks[j1 + 1].start] in (" ", ". "):
+        if j1 + 1 < n and len(toks[j1].text) == 1 and (toks[j1].cap or t.lower) and text[toks[j1].end : toks[j1 + 1].start] in (" ", ". "):
             j1 += 1  # "Paul D. Hubbard": a middle initial
         if full_ev and j1 < n and text[t.end : toks[k + 1].start] == " ":
             u = toks[j1]
             ok = ("pure", "propn", "unknown", "wordish")
+            # a capitalised ordinary word mid-sentence after a first name is its surname: "Andrew Luck"
+            ok_u = ok + ("word",) if (t.cap and u.cap and not u.upper and not u.sent_init and t.info.first_rank <= 1000
+                                      and not is_calendar(u.text)) else ok
             if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)
                     # "Alex smith", "Woodrow wilson": a first name, then a surname typed in lowercase
                     or (t.cap and not t.upper and u.lower and name_class(t) in _NAMEISH and name_class(u) in _NAMEISH
                         and t.info.first_rank <= 1000 and u.info.last_rank <= 2500 and u.info.logp_lower < -11.0)) \
-                    and name_class(t) in ok and name_class(u) in ok and u.low not in STOP and len(u.text) >= 2 \
+                    and name_class(t) in ok and name_class(u) in ok_u and u.low not in STOP and len(u.text) >= 2 \
                     and not (name_class(u) == "unknown" and looks_like_word(u.low, self.lex)) and not _PERSONAL_INFO.search(_sentence(text, t.start, u.end)):
                 b = j1
                 while b + 1 < n and text[toks[b].end : toks[b + 1].start] in (" ", ". ") and self._is_part(toks[b + 1], t) \
