@@ -204,7 +204,8 @@ def _chat(cascade, *turns: str) -> SessionMemory:
     "I think Marek Dvoracek scored twice in the league last night.",  # a cue word in the same sentence
 ])
 def test_public_role_or_cue_in_the_same_sentence_keeps_a_full_name_or_surname(cascade, text):
-    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?")
+    # four turns of small talk first: one turn with cue words is not yet a conversation about public life
+    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?", "Fine. It is cold here.", "Same here!")
     assert names(cascade, text, memory=mem) == []
     kept = cascade.kept(text, TurnContext(role="student", session_id="s"), mem)
     assert kept and all(s.evidence == "keep-public" for s in kept)
