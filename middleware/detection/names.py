@@ -1046,8 +1046,10 @@ class NameFinder:
         # of public life in the same sentence ("Jerry Jones plays football"). A private person is
         # named by a first name in chat; a first name alone stays a person here.
         sent = 0 if memory.classroom or titled else self._sentence_evidence(toks, lows, k, text, talk)
-        if sent == 2 and memory.turns < 1:
+        if sent >= 2 and memory.turns < 1:
             sent = 0  # a first message alone may be prose about a song or a film naming a private author
+        if sent == 3 and t.cap and not self._name_neighbour(toks, k, text):
+            return k, k, "keep-public"  # a role right before even a first name: "the Quarterback Cam's attitude"
         if sent == 2 and t.cap and not self._name_neighbour(toks, k, text) and (t.info.last_rank < t.info.first_rank
                                                                                    or t.info.first_rank > 1000):
             return k, k, "keep-public"  # "even with coach McVay", "trade for Clinton-Dix in the NFL"
@@ -1056,13 +1058,25 @@ class NameFinder:
         if talk and t.info.last_rank < t.info.first_rank and not (k + 1 < n and self._name_neighbour(toks, k, text)):
             return k, k, "keep-public"
         # a full name in talk about public life: "Did you know Kellan Moore is the only lefty?"
-        if (talk or sent) and k + 1 < n and text[t.end : toks[k + 1].start] == " ":
-            u = toks[k + 1]
+        # (a cue word anywhere in a chat turn counts for a whole name: "Are you an NFL fan? Familiar
+        # with Nick Foles at all?"; not in a first message, a classroom, or after a title)
+        full_ev = talk or sent or (topic_now > 0 and memory.turns >= 1 and not memory.classroom and not titled)
+        j1 = k + 1
+        if j1 + 1 < n and len(toks[j1].text) == 1 and (toks[j1].cap or t.lower) and text[toks[j1].end : toks[j1 + 1].start] in (" ", ". "):
+            j1 += 1  # "Paul D. Hubbard": a middle initial
+        if full_ev and j1 < n and text[t.end : toks[k + 1].start] == " ":
+            u = toks[j1]
             ok = ("pure", "propn", "unknown", "wordish")
-            if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)) \
-                    and name_class(t) in ok and name_class(u) in ok and u.low not in STOP and len(u.text) >= 2 \
+            # a capitalised ordinary word mid-sentence after a first name is its surname: "Andrew Luck"
+            ok_u = ok + ("word",) if (t.cap and u.cap and not u.upper and not u.sent_init and t.info.first_rank <= 1000
+                                      and not is_calendar(u.text)) else ok
+            if ((t.cap and u.cap and not t.upper and not u.upper) or (t.lower and u.lower and name_class(t) in _NAMEISH)
+                    # "Alex smith", "Woodrow wilson": a first name, then a surname typed in lowercase
+                    or (t.cap and not t.upper and u.lower and name_class(t) in _NAMEISH and name_class(u) in _NAMEISH
+                        and t.info.first_rank <= 1000 and u.info.last_rank <= 2500 and u.info.logp_lower < -11.0)) \
+                    and name_class(t) in ok and name_class(u) in ok_u and u.low not in STOP and len(u.text) >= 2 \
                     and not (name_class(u) == "unknown" and looks_like_word(u.low, self.lex)) and not _PERSONAL_INFO.search(_sentence(text, t.start, u.end)):
-                b = k + 1
+                b = j1
                 while b + 1 < n and text[toks[b].end : toks[b + 1].start] in (" ", ". ") and self._is_part(toks[b + 1], t) \
                         and toks[b + 1].low not in STOP:
                     b += 1
@@ -1098,7 +1112,7 @@ class NameFinder:
             role = lows[k - 1]
             poss = any(lows[j] in ("my", "our", "your", "his", "her", "their") for j in range(max(0, k - 3), k - 1))
             if not poss and (role != "coach" or talk) and (toks[k - 1].lower or role != "coach"):
-                return 2
+                return 3
         lo = k
         while lo > 0 and not _SENT_BREAK.search(text[toks[lo - 1].end : toks[lo].start]):
             lo -= 1

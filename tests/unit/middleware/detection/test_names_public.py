@@ -204,7 +204,8 @@ def _chat(cascade, *turns: str) -> SessionMemory:
     "I think Marek Dvoracek scored twice in the league last night.",  # a cue word in the same sentence
 ])
 def test_public_role_or_cue_in_the_same_sentence_keeps_a_full_name_or_surname(cascade, text):
-    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?")
+    # four turns of small talk first: one turn with cue words is not yet a conversation about public life
+    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?", "Fine. It is cold here.", "Same here!")
     assert names(cascade, text, memory=mem) == []
     kept = cascade.kept(text, TurnContext(role="student", session_id="s"), mem)
     assert kept and all(s.evidence == "keep-public" for s in kept)
@@ -238,3 +239,18 @@ def test_a_first_message_alone_is_not_read_as_public_life_talk(cascade):
 def test_prime_is_no_public_life_cue():
     assert topic_cues(["the", "prime", "factorization", "of", "twelve"]) == 0
     assert topic_cues(["the", "prime", "minister", "spoke"]) == 1
+
+
+def test_a_public_role_before_a_first_name_and_a_lowercase_surname_in_sport_talk(cascade):
+    mem = _chat(cascade, "I watch the NFL every season, the quarterbacks are amazing.", "Do you like football too?")
+    assert names(cascade, "I don't like the Quarterback Cam's attitude.", memory=mem) == []
+    assert names(cascade, "Did you know Aaron hubbard took so many tests in school?", memory=mem) == []
+
+
+def test_a_cue_anywhere_in_a_chat_turn_and_a_word_surname_or_middle_initial(cascade):
+    mem = _chat(cascade, "Hi, how are you doing today?", "Good thanks, and you?")
+    assert names(cascade, "Are you a basketball fan? Marco Fortune was amazing last night.", memory=mem) == []
+    assert names(cascade, "Are you a basketball fan? I liked Dario T. Brannigan a lot.", memory=mem) == []
+    # ... but never in a first message, and a first name alone stays a person
+    assert names(cascade, "Are you a basketball fan? Marco Fortune was amazing last night.") == ["Marco Fortune"]
+    assert names(cascade, "Are you a basketball fan? Tomasz was amazing at our game last night.", memory=mem) == ["Tomasz"]
