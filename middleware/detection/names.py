@@ -1094,6 +1094,26 @@ class NameFinder:
         if (t.cap and not t.upper and k >= 1 and lows[k - 1] in ("a", "an", "the") and text[toks[k - 1].end : t.start] == " "
                 and not (k + 1 < n and lows[k + 1] in _DET_HEADS) and not self._name_neighbour(toks, k, text)):
             return k, k, "keep-word"
+        # a team after its place: "the Iowa Hawkeyes", "the Boston Celtics" (a plural after the + place)
+        if (t.cap and not t.upper and t.low.endswith("s") and k >= 2 and lows[k - 2] == "the" and toks[k - 1].cap
+                and is_place(toks[k - 1].text) and text[toks[k - 1].end : t.start] == " "):
+            return k - 1, k, "keep-word"
+        # a capitalised common word mid-sentence, then this one: the title of a work or a brand ("It was
+        # Space Jam", "a pair of Air Jordans"), not a person (titles, relations, greetings excepted;
+        # not in a turn typed In Title Case)
+        if (t.cap and not t.upper and not t.sent_init and k >= 1 and text[toks[k - 1].end : t.start] == " "):
+            pv = toks[k - 1]
+            if (pv.cap and not pv.upper and not pv.sent_init and name_class(pv) == "word" and pv.info.logp_lower > -12.0
+                    and pv.low not in STOP and pv.low not in TITLES and pv.low not in RELATIONS and pv.low not in GREETINGS
+                    and sum(1 for x in toks if x.cap and not x.sent_init) * 3 < len(toks)):
+                return k, k, "keep-word"
+        # a lowercase ordinary word with no cue: "thank goodness", "brought me great joy" (its lowercase
+        # form far more common than the capitalised one; a cue, a relation or the session memory
+        # would have decided it before)
+        if (t.lower and name_class(t) in ("wordish", "word") and t.info.word_margin >= 2.0 and t.info.logp_lower > -12.0
+                and not t.poss and not t.sent_init and not (k >= 1 and lows[k - 1] in GREETINGS and lows[k - 1] != "thank")  # "thank goodness"; "thanks joy" is addressed
+                and not memory.is_person(t.text)):
+            return k, k, "keep-word"
         # an example name in quotes in a teacher's turn: "'Sam and I went home' or 'me and Sam'?"
         if quoted and (ctx.role or "").strip().casefold() not in _LEARNER_ROLES:
             if any(a <= t.start and t.end <= b for a, b in quoted):

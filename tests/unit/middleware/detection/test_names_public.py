@@ -254,3 +254,25 @@ def test_a_cue_anywhere_in_a_chat_turn_and_a_word_surname_or_middle_initial(casc
     # ... but never in a first message, and a first name alone stays a person
     assert names(cascade, "Are you a basketball fan? Marco Fortune was amazing last night.") == ["Marco Fortune"]
     assert names(cascade, "Are you a basketball fan? Tomasz was amazing at our game last night.", memory=mem) == ["Tomasz"]
+
+
+@pytest.mark.parametrize("text", [
+    "We cheered for the Ohio Buckeyes all night.",   # a team after its place
+    "Oh thank goodness, it stopped raining.",        # a lowercase ordinary word, no cue
+    "That song brought me such joy yesterday.",
+    "My favourite cartoon film was Toy Patrol.",     # a capitalised common word, then a title's word
+])
+def test_teams_titles_and_lowercase_words_are_kept(cascade, text):
+    assert names(cascade, text) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I Went To The Park With Mateo Yesterday", ["Mateo"]),  # Title Case typing: still a person
+    ("hi joy, ready for maths?", ["joy"]),                                  # a greeting decides first
+])
+def test_word_rules_do_not_hide_addressed_or_title_case_people(cascade, text, expected):
+    assert names(cascade, text) == expected
+
+
+def test_thanks_then_a_lowercase_word_name_is_still_addressed(cascade):
+    assert names(cascade, "thanks joy, see you tomorrow", role="tutor") == ["joy"]
