@@ -23,6 +23,7 @@ Adjacent name parts are merged into one span ("Faina D. Yefremova"); titles and 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -504,7 +505,9 @@ class NameFinder:
             if words and len(words) <= 4:
                 memory.add_person(" ".join(words), 2.0)
         for ptext in problem_texts(ctx.metadata):
-            h = hash(ptext)
+            # a stable digest, not hash(): the set lives in the sealed session state, and a str's
+            # hash() changes from one process to the next (replays must be byte-identical)
+            h = int.from_bytes(hashlib.blake2b(ptext.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
             if h in memory.problems_seen:
                 continue
             memory.problems_seen.add(h)

@@ -60,13 +60,13 @@ def test_normalised_forms_get_the_same_surrogate(pipeline):
         ("tutor", "Great job @TKorhonen_2011! TKORHONEN_2011 is on the board"),
         ("student", "my student number is 40917723"),
         ("student", "sorry, it is 4091-7723 on the card"),
-        ("student", "my phone is +1 (415) 555-0134"),
-        ("tutor", "ok, 4155550134 noted; or is it 415.555.0134 or 1-415-555-0134?"),
+        ("student", "my phone is +1 (415) 293-0134"),
+        ("tutor", "ok, 4152930134 noted; or is it 415.293.0134 or 1-415-293-0134?"),
         ("student", "email me at Maria.Lopez@Gmail.com"),
         ("tutor", "I will write to MARIA.LOPEZ@GMAIL.COM"),
     ])
     texts = " ".join(o.text for o in outs)
-    for raw in ("korhonen", "40917723", "4091-7723", "4155550134", "415.555.0134", "555-0134", "maria.lopez"):
+    for raw in ("korhonen", "40917723", "4091-7723", "4152930134", "415.293.0134", "293-0134", "maria.lopez"):
         assert raw not in texts.casefold(), raw
     user = _values(outs[0])[0][1]
     assert [v.lstrip("@").casefold() for _, v in _values(outs[1])] == [user.casefold()] * 2
@@ -138,7 +138,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
     first = [
         (sid, turn_bytes(sid, 0, "my login is tkorhonen_2011")),
         (sid, turn_bytes(sid, 1, "my student number is 40917723")),
-        (sid, turn_bytes(sid, 2, "my phone is +1 (415) 555-0134")),
+        (sid, turn_bytes(sid, 2, "my phone is +1 (415) 293-0134")),
         (sid, turn_bytes(sid, 3, "email me at Maria.Lopez@Gmail.com")),
     ]
     w1 = Worker(s, s.kafka.bootstrap_servers)
@@ -152,7 +152,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
     later = [
         (sid, turn_bytes(sid, 4, "tkorhonen_2011 has 3 badges now", role="tutor")),
         (sid, turn_bytes(sid, 5, "40917723 is enrolled in algebra", role="tutor")),
-        (sid, turn_bytes(sid, 6, "call 415.555.0134 or write to MARIA.LOPEZ@GMAIL.COM", role="tutor")),
+        (sid, turn_bytes(sid, 6, "call 415.293.0134 or write to MARIA.LOPEZ@GMAIL.COM", role="tutor")),
     ]
     w2 = Worker(s, s.kafka.bootstrap_servers)  # a fresh worker: the memory comes from the sealed state
     t2 = await _start(w2)
@@ -163,7 +163,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
         assert w2.state_store.loaded >= 1
         for tid in (4, 5, 6):
             text = by_turn[tid]["text"]
-            for raw in ("tkorhonen_2011", "40917723", "555.0134", "maria.lopez"):
+            for raw in ("tkorhonen_2011", "40917723", "293.0134", "maria.lopez"):
                 assert raw not in text.casefold(), (tid, raw)
         sur = lambda o: [o["text"][e["start"]:e["end"]] for e in o["entities"]]  # noqa: E731
         assert sur(by_turn[4]) == sur(by_turn[0]) and sur(by_turn[5]) == sur(by_turn[1])
@@ -206,8 +206,8 @@ def test_tag_mode_numbers_the_normalised_forms_alike():
 
     p = build_pipeline(load_settings(surrogate={"secret": SECRET}, output={"deid_mode": "tag", "logs_mode": "tag"}))
     outs = _run(p, "vm-tag", [
-        ("student", "my phone is +1 (415) 555-0134"),
-        ("tutor", "ok 4155550134"),
+        ("student", "my phone is +1 (415) 293-0134"),
+        ("tutor", "ok 4152930134"),
         ("student", "my login is tkorhonen_2011"),
         ("tutor", "@TKorhonen_2011 hi"),
     ])

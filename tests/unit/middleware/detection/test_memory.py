@@ -72,3 +72,27 @@ def test_memory_is_plain_and_serialisable():
     back = json.loads(json.dumps(plain))
     assert back["people"] == {"maria": 1.0, "lopez": 1.0} and back["doubts"] == [[3, 9]]
     assert all(f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(mem))
+
+
+def test_problem_digests_are_the_same_in_every_process():
+    """The parsed-problem digests live in the sealed state: they must not depend on the process's
+    hash seed, or a replay in another worker process would store different bytes."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from middleware.detection.cascade import Cascade\n"
+        "from middleware.detection.base import TurnContext\n"
+        "c = Cascade(); m = c.new_memory()\n"
+        "c.detect('ok', TurnContext(role='student', session_id='s', turn_index=0,"
+        " metadata={'question': 'Julia bought 3 packs of pencils.'}), m)\n"
+        "import json; print(json.dumps(sorted(m.problems_seen)))\n"
+    )
+    seen = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        seen.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert seen[0] == seen[1] and seen[0]
