@@ -20,7 +20,6 @@ versions derived from the public development secret is refused, and so are state
 from __future__ import annotations
 
 import base64
-import binascii
 import logging
 import os
 
@@ -41,16 +40,6 @@ DEV_KEY_ID = "dev"
 
 class StateCryptoError(ValueError):
     """An envelope that can't be opened (wrong session, unknown key, tampered, not an envelope)."""
-
-
-def decode_key(key_id: str, b64: str) -> bytes:
-    try:
-        raw = base64.b64decode(b64.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError(f"surrogate key {key_id!r} is not valid base64") from None
-    if len(raw) != 32:
-        raise ValueError(f"surrogate key {key_id!r} must be 32 bytes (got {len(raw)})")
-    return raw
 
 
 def new_key_b64() -> str:
