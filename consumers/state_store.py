@@ -50,12 +50,6 @@ class StateStore(Protocol):
     def note_partition(self, session_id: str, partition: int) -> None: ...
     def state_record(self, state: SessionState) -> tuple[str, bytes, list[tuple[str, bytes]]] | None: ...
     def mark_persisted(self, session_id: str) -> None: ...
-    def mark_persisted(self, session_id: str) -> None:
-        """The turn's outputs and state record are acknowledged: the state is stored."""
-        state = self.sessions.peek(session_id) if self.sessions is not None else None
-        if state is not None:
-            state.dirty = False
-
     async def on_assigned(self, tps: list[TopicPartition]) -> None: ...
     async def on_revoked(self, tps: list[TopicPartition]) -> None: ...
     def expired_sessions(self, expired_ids: list[str]) -> list[str]: ...
@@ -83,12 +77,6 @@ class NoStateStore:
 
     def mark_persisted(self, session_id: str) -> None:
         return None
-
-    def mark_persisted(self, session_id: str) -> None:
-        """The turn's outputs and state record are acknowledged: the state is stored."""
-        state = self.sessions.peek(session_id) if self.sessions is not None else None
-        if state is not None:
-            state.dirty = False
 
     async def on_assigned(self, tps: list[TopicPartition]) -> None:
         return None

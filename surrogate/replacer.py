@@ -479,6 +479,8 @@ class SurrogateReplacer:
             or state.surrogate_name_used(ck)
             or damerau1(ck, key)
             or (len(key) >= 4 and ck[:4] == key[:4])
+            # a surrogate that holds the real name ("Yuki" -> "Miyuki") or sits inside it gives it away
+            or (len(key) >= 3 and len(ck) >= 3 and (key in ck or ck in key))
         )
 
     def _fuzzy(self, key: str, state: SessionMapping) -> str | None:

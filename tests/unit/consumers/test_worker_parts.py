@@ -73,3 +73,15 @@ async def test_offsets_commit_only_acknowledged_prefix():
     await asyncio.sleep(0.01)
     await tr.commit(c)
     assert c.committed == [{tp: 7}] and tr.committed_floor(tp) == 7 and tr.in_flight == 0
+
+
+def test_the_null_state_store_does_nothing_on_every_hook():
+    """``session.persist: false``: every StateStore hook of the null store is a no-op (a merge had
+    left it a second ``mark_persisted`` that reached for a ``sessions`` attribute it doesn't have)."""
+    from consumers.state_store import NoStateStore
+
+    store = NoStateStore()
+    assert store.persists is False
+    store.note_partition("s", 0)
+    assert store.state_record(object()) is None
+    store.mark_persisted("s")

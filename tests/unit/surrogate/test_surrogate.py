@@ -431,3 +431,14 @@ def test_pipeline_uses_the_surrogate_replacer():
     state = p.sessions.get("p1").replace_state
     assert isinstance(state, SessionMapping)
     assert reidentify(res.deid.text, state)[0] == turn.text
+
+
+@pytest.mark.parametrize("full", ["Yuki Tanaka", "Amara Okonkwo", "Mateo Herrera"])
+def test_a_surrogate_never_holds_the_real_name(replacer, full):
+    """'Yuki' -> 'Miyuki' would give the name away (the name-origin pools make such picks likely)."""
+    first, last = full.split()
+    for i in range(300):
+        state = replacer.new_state(f"s-{i}")
+        out, _ = replacer.replace(full, [Span(0, len(full), "NAME", "names")], state)
+        got = out.casefold()
+        assert first.casefold() not in got and last.casefold() not in got, (i, out)
