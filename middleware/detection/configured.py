@@ -16,15 +16,13 @@ from .spec import DenyListSpec, PatternRecognizerSpec
 log = logging.getLogger(__name__)
 
 
-class PatternRecognizer(Recognizer):
-    """Regexes with scores. A context word before the match raises its score by
-    ``context_boost`` (at least to ``context_min_score``); a failing checksum drops the match;
-    matches below ``min_score`` are dropped. Matches are taken on word boundaries: a pattern
-    never matches inside a longer word or number."""
+class _Configured(Recognizer):
+    """What every recognizer declared in configuration takes from its spec: name, its one label,
+    the kind of surrogate and the label's description for the LLM stage."""
 
     contains_names = True
 
-    def __init__(self, spec: PatternRecognizerSpec) -> None:
+    def __init__(self, spec: PatternRecognizerSpec | DenyListSpec) -> None:
         self.spec = spec
         self.name = spec.name
         self.labels = (spec.label,)
@@ -32,6 +30,16 @@ class PatternRecognizer(Recognizer):
         self.surrogate = spec.surrogate
         if spec.description:
             self.descriptions = {spec.label: spec.description}
+
+
+class PatternRecognizer(_Configured):
+    """Regexes with scores. A context word before the match raises its score by
+    ``context_boost`` (at least to ``context_min_score``); a failing checksum drops the match;
+    matches below ``min_score`` are dropped. Matches are taken on word boundaries: a pattern
+    never matches inside a longer word or number."""
+
+    def __init__(self, spec: PatternRecognizerSpec) -> None:
+        super().__init__(spec)
         # the `regex` module (as Presidio): no catastrophic backtracking on most patterns, and a
         # time limit per pattern and turn for the rest (a user's regex must not stall the worker)
         flags = regex.IGNORECASE if spec.ignore_case else 0
@@ -93,20 +101,12 @@ def _bounded(text: str, a: int, b: int) -> bool:
     return True
 
 
-class DenyListRecognizer(Recognizer):
+class DenyListRecognizer(_Configured):
     """Words or phrases that are always the label (whole words; any case by default; any run
     of spaces inside a phrase)."""
 
-    contains_names = True
-
     def __init__(self, spec: DenyListSpec) -> None:
-        self.spec = spec
-        self.name = spec.name
-        self.labels = (spec.label,)
-        self.label = spec.label
-        self.surrogate = spec.surrogate
-        if spec.description:
-            self.descriptions = {spec.label: spec.description}
+        super().__init__(spec)
         words = sorted({" ".join(w.split()) for w in spec.deny_list}, key=len, reverse=True)
         alts = "|".join(r"\s+".join(re.escape(p) for p in w.split()) for w in words)
         self.regex = re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE if spec.ignore_case else 0)
