@@ -86,3 +86,29 @@ async def read_topic(settings, topic, expected: int, timeout: float = 30.0, idle
     finally:
         await c.stop()
     return out
+
+
+async def run_forget(s, session_ids: list[str]) -> int:
+    """``plainsight forget SESSION_ID …`` in-process against the test's broker and topics (the
+    topics reach it through ``PLAINSIGHT_TOPICS__*``, restored afterwards); its exit status."""
+    from middleware.commands.forget import forget
+
+    class Args:
+        config = None
+        bootstrap_servers = s.kafka.bootstrap_servers
+        group_id = s.kafka.group_id
+        partitions = s.kafka.partitions
+        engine = mode = None
+
+    Args.session_ids = list(session_ids)
+    env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return await forget(Args())
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -4,11 +4,10 @@ without labels unless asked, `demo --file` reads both input formats."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
-from tests.support import produce
+from tests.support import produce, run_forget
 from tests.support import cli_env as _env
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
@@ -16,29 +15,13 @@ PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 
 async def test_forget_reports_what_was_found_and_erased(make_settings, capsys):
     from consumers.kafka import ensure_topics
-    from middleware.commands.forget import forget
 
     s = make_settings()
     await ensure_topics(s, s.kafka.bootstrap_servers)
     await produce(s, [("sess-stored", b"PSE-sealed-state"), ("sess-gone", b"PSE-x"), ("sess-gone", None)],
                   topic=s.topics.state)
 
-    class Args:
-        session_ids = ["sess-stored", "sess-gone", "never-existed"]
-        config = None
-        bootstrap_servers = s.kafka.bootstrap_servers
-        group_id = s.kafka.group_id
-        partitions = s.kafka.partitions
-        engine = mode = None
-
-    env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        assert await forget(Args()) == 0
-    finally:
-        for k, v in old.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    assert await run_forget(s, ["sess-stored", "sess-gone", "never-existed"]) == 0
     err = capsys.readouterr().err
     assert "sess-stored: stored state found" in err
     assert "sess-gone: already erased" in err

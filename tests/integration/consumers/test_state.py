@@ -6,9 +6,8 @@ import asyncio
 import json
 
 from consumers.worker import Worker
-from middleware.commands.forget import forget
 
-from tests.support import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, run_forget, turn_bytes
 
 
 async def _start(worker: Worker):
@@ -75,27 +74,7 @@ async def test_forget_erases_state_from_topic_and_running_worker(make_settings):
         await read_topic(s, s.topics.output, 1)
         assert w.pipeline.sessions.peek("sess-f") is not None
 
-        class Args:
-            session_ids = ["sess-f"]
-            config = None
-            bootstrap_servers = s.kafka.bootstrap_servers
-            group_id = s.kafka.group_id
-            partitions = s.kafka.partitions
-            engine = mode = None
-
-        import os
-
-        env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
-        old = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            assert await forget(Args()) == 0
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        assert await run_forget(s, ["sess-f"]) == 0
         for _ in range(100):  # bounded: the tail picks the tombstone up
             if w.pipeline.sessions.peek("sess-f") is None:
                 break

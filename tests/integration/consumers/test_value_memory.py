@@ -17,7 +17,7 @@ from middleware.pipeline import Pipeline
 from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 
-from tests.support import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, run_forget, turn_bytes
 
 SECRET = "value-memory-test-secret"
 
@@ -131,7 +131,6 @@ async def _stop(worker, task):
 
 async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_settings):
     from consumers.worker import Worker
-    from middleware.commands.forget import forget
 
     s = make_settings()
     sid = "sess-vm"
@@ -168,25 +167,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
         sur = lambda o: [o["text"][e["start"]:e["end"]] for e in o["entities"]]  # noqa: E731
         assert sur(by_turn[4]) == sur(by_turn[0]) and sur(by_turn[5]) == sur(by_turn[1])
 
-        class Args:
-            session_ids = [sid]
-            config = None
-            bootstrap_servers = s.kafka.bootstrap_servers
-            group_id = s.kafka.group_id
-            partitions = s.kafka.partitions
-            engine = mode = None
-
-        env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
-        old = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            assert await forget(Args()) == 0
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        assert await run_forget(s, [sid]) == 0
         for _ in range(100):  # bounded: the worker's state tail picks the tombstone up
             if w2.pipeline.sessions.peek(sid) is None:
                 break
