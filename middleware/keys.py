@@ -208,6 +208,19 @@ def decode_key(key_id: str, b64: str) -> bytes:
     return raw
 
 
+def active_key_id(key_ids, active: str | None) -> str:
+    """The active state key id: the configured one, which must be among ``key_ids``, or the only
+    key when just one is configured. Raises :class:`SecretsError`."""
+    ids = list(key_ids)
+    if active is None:
+        if len(ids) != 1:
+            raise SecretsError("surrogate.active_key_id must be set when several state keys are configured")
+        active = ids[0]
+    if active not in ids:
+        raise SecretsError(f"surrogate.active_key_id {active!r} is not among the configured state keys")
+    return active
+
+
 def derive_dev_key(secret: bytes) -> bytes:
     """The state key derived from a secret (``--insecure-dev-keys``; public when the secret is)."""
     from cryptography.hazmat.primitives import hashes
@@ -317,12 +330,7 @@ def resolve_secrets(
         keys, active = {kid: new_key_b64()}, kid
         status.keys_source = "ephemeral"
     if keys:
-        if active is None:
-            if len(keys) != 1:
-                raise SecretsError("surrogate.active_key_id must be set when several state keys are configured")
-            active = next(iter(keys))
-        if active not in keys:
-            raise SecretsError(f"surrogate.active_key_id {active!r} is not among the configured state keys")
+        active = active_key_id(keys, active)
     status.key_ids = sorted(keys)
     status.active_key_id = active
 

@@ -19,7 +19,6 @@ versions derived from the public development secret is refused, and so are state
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
 
@@ -40,11 +39,6 @@ DEV_KEY_ID = "dev"
 
 class StateCryptoError(ValueError):
     """An envelope that can't be opened (wrong session, unknown key, tampered, not an envelope)."""
-
-
-def new_key_b64() -> str:
-    """A fresh random key, base64 (for ``surrogate.keys``)."""
-    return base64.b64encode(os.urandom(32)).decode("ascii")
 
 
 class StateCipher:
@@ -82,18 +76,13 @@ class StateCipher:
 
         Raises ``middleware.keys.SecretsError`` (with how to make a key) when none is configured.
         """
-        from middleware.keys import HOW_TO, SecretsError, decode_key, load_configured
+        from middleware.keys import HOW_TO, SecretsError, active_key_id, decode_key, load_configured
 
         _secret, _origin, raw_keys, active = load_configured(settings)
         if not raw_keys:
             raise SecretsError(f"no state key configured (surrogate.keys / surrogate.keys_file); {HOW_TO}")
         keys = {kid: decode_key(kid, v) for kid, v in raw_keys.items()}
-        if active is None:
-            if len(keys) != 1:
-                raise SecretsError("surrogate.active_key_id must be set when several keys are configured")
-            active = next(iter(keys))
-        if active not in keys:
-            raise SecretsError(f"surrogate.active_key_id {active!r} is not among the configured state keys")
+        active = active_key_id(keys, active)
         return cls(keys, active, allow_dev_key=bool(getattr(settings.surrogate, "_insecure_dev_keys", False)))
 
     # ---- envelope ------------------------------------------------------------------------
