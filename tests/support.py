@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -112,3 +113,10 @@ async def run_forget(s, session_ids: list[str]) -> int:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def free_port() -> int:
+    """A TCP port on the loopback that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -23,7 +23,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -34,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
-from tests.support import ROOT
+from tests.support import ROOT, free_port
 import pytest
 import yaml
 
@@ -138,12 +137,6 @@ def dashboard_variable_queries() -> list[tuple[str, str]]:
 def alert_rules() -> list[dict[str, Any]]:
     doc = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
     return [r for g in doc["groups"] for r in g["rules"]]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.25) -> Any:

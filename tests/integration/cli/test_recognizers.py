@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from middleware.detection.registry import RecognizerRegistry
 from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn, OutputTurn
 
-from tests.support import ROOT, TEST_SECRETS_ENV, produce, read_topic, secret_overrides, turn_bytes
+from tests.support import ROOT, TEST_SECRETS_ENV, free_port, produce, read_topic, secret_overrides, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 
@@ -449,12 +448,6 @@ def test_the_readme_presidio_example_runs():
 
 # --------------------------------------------------------------------------- serve, end to end
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=2) as r:
@@ -470,7 +463,7 @@ async def test_serve_with_a_student_id_from_yaml_only(tmp_path):
     in /metrics, and the raw values nowhere in outputs, logs (DEBUG), DLQ or state."""
     import threading
 
-    mport = _free_port()
+    mport = free_port()
     cfg = tmp_path / "school.yaml"
     cfg.write_text(ISSUE_YAML)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}

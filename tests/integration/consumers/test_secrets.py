@@ -9,7 +9,6 @@ import base64
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from middleware.keys import (DEV_SECRET, SecretsError, new_key_b64, public_dev_k
 from surrogate import StateCipher, StateCryptoError, SurrogateReplacer
 from surrogate.crypto import MAGIC
 
-from tests.support import produce, read_topic, turn_bytes
+from tests.support import free_port, produce, read_topic, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 
@@ -36,12 +35,6 @@ def _env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_") and k != "OPENAI_API_KEY"}
     env.update(extra)
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -193,7 +186,7 @@ def test_serve_on_the_in_memory_embedded_broker_uses_random_keys_and_says_so():
 
 async def test_serve_with_insecure_dev_keys_runs_and_readyz_reports_it(make_settings, tmp_path):
     s = make_settings()
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(PLAINSIGHT + ["serve", "--config", _cfg(s, tmp_path), "--bootstrap-servers",
                                           s.kafka.bootstrap_servers, "--insecure-dev-keys", "--metrics-port", str(port),
                                           "--metrics-host", "127.0.0.1", "--max-runtime", "120"],
@@ -223,7 +216,7 @@ async def test_serve_with_secret_files_logs_key_ids_only_and_leaks_nothing(make_
     neither PII nor secret material in outputs, state, logs or metrics."""
     s = make_settings()
     sf, kf, secret, kid, key = _write_secrets(tmp_path)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(PLAINSIGHT + ["serve", "--config", _cfg(s, tmp_path), "--bootstrap-servers",
                                           s.kafka.bootstrap_servers, "--secret-file", sf, "--keys-file", kf,
                                           "--metrics-port", str(port), "--metrics-host", "127.0.0.1",
