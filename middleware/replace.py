@@ -6,9 +6,11 @@ per-session state so the same value gets the same replacement in every turn.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from .codable import StateCodable
 from .detection.base import Span
 from .schemas import EntityOut
 
@@ -25,9 +27,11 @@ def normalize_value(value: str, label: str) -> str:
 
 
 class Replacer(Protocol):
-    """Replaces spans consistently within a session, and maps a reply back (``reidentify``)."""
+    """Replaces spans consistently within a session, and maps a reply back (``reidentify``).
+    Its per-session state implements :class:`middleware.codable.StateCodable` so that it can be
+    stored with the session."""
 
-    def new_state(self, session_id: str) -> object: ...
+    def new_state(self, session_id: str) -> StateCodable: ...
 
     def replace(self, text: str, spans: list[Span], state: object, mode: str) -> tuple[str, list[EntityOut]]: ...
 
@@ -37,9 +41,25 @@ class Replacer(Protocol):
 
 
 @dataclass(slots=True)
-class TagState:
+class TagState(StateCodable):
+    #: (label, normalised value) -> its tag number; label -> the last number given.
     numbers: dict[tuple[str, str], int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """``{"counters": {label: n}, "numbers": {"('LABEL', 'value')": n}}`` (the key is the
+        ``repr`` of the (label, normalised value) pair: the format states were always stored in)."""
+        return {"counters": dict(self.counters), "numbers": {str(k): n for k, n in self.numbers.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "TagState":
+        numbers: dict[tuple[str, str], int] = {}
+        for key, n in data.get("numbers", {}).items():
+            pair = ast.literal_eval(key)
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+                raise ValueError("bad tag key")
+            numbers[pair] = int(n)
+        return cls(numbers=numbers, counters={str(k): int(v) for k, v in data.get("counters", {}).items()})
 
 
 def apply_replacements(text: str, spans: list[Span], values: list[str]) -> tuple[str, list[EntityOut]]:

@@ -8,11 +8,10 @@ the Kafka state store (consumers/state_store.py) and tests use it alike.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
-import typing
 from typing import Any, Protocol
 
+from .codable import BinaryStateCodable, NotCodableError, require_codable
 from .sessions import SessionState
 
 FORMAT = 1
@@ -36,40 +35,21 @@ class StateDecodeError(ValueError):
     """A stored state that can't be read (wrong key, tampered, unknown format). Never echoes data."""
 
 
-def _plain(obj: Any) -> Any:
-    """Generic encoding of a dataclass of plain types (sets become sorted lists)."""
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    if dataclasses.is_dataclass(obj):
-        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not f.name.startswith("_")}
-    if isinstance(obj, (set, frozenset)):
-        return sorted(_plain(x) for x in obj)
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(x) for x in obj]
-    return obj
+def _replace_doc(rs: Any) -> dict:
+    """The document's "replace" entry: ``{"b": base64 bytes}`` for a part with its own byte
+    encoding, else ``{"d": plain data}``."""
+    cls = require_codable(type(rs), "replace state")
+    if issubclass(cls, BinaryStateCodable):
+        return {"b": base64.b64encode(rs.to_bytes()).decode("ascii")}
+    return {"d": rs.to_dict()}
 
 
-def _restore(cls: type, data: Any) -> Any:
-    """Inverse of :func:`_plain` for dataclasses whose set-typed fields are annotated as sets."""
-    if hasattr(cls, "from_dict"):
-        return cls.from_dict(data)
-    if not dataclasses.is_dataclass(cls):
-        return data
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name not in data or f.name.startswith("_"):
-            continue
-        v = data[f.name]
-        origin = typing.get_origin(hints.get(f.name)) or hints.get(f.name)
-        if origin in (set, frozenset):
-            v = set(v)
-        elif origin is tuple:
-            v = tuple(v)
-        kwargs[f.name] = v
-    return cls(**kwargs)
+def _memory_doc(mem: Any) -> Any:
+    """The document's "memory" entry: the detector memory's plain data (None: no memory)."""
+    if mem is None:
+        return None
+    require_codable(type(mem), "detector memory")
+    return mem.to_dict()
 
 
 class SessionCodec:
@@ -80,17 +60,12 @@ class SessionCodec:
         self.cipher = cipher
 
     def to_plaintext(self, state: SessionState) -> bytes:
-        rs = state.replace_state
-        if hasattr(rs, "to_bytes"):
-            replace = {"b": base64.b64encode(rs.to_bytes()).decode("ascii")}
-        else:
-            replace = {"d": _plain(rs)}
         doc = {
             "f": FORMAT,
             "sid": state.session_id,
             "turns": state.turns,
-            "replace": replace,
-            "memory": _plain(state.detect_memory),
+            "replace": _replace_doc(state.replace_state),
+            "memory": _memory_doc(state.detect_memory),
             # transport/stage bookkeeping that must survive a move to another worker: outputs of
             # not-yet-committed turns (for identical replays) and the LLM's sliding context —
             # both de-identified text only
@@ -103,15 +78,18 @@ class SessionCodec:
         if doc.get("f") != FORMAT or doc.get("sid") != session_id:
             raise StateDecodeError("unknown state format or session mismatch")
         fresh = self.pipeline.new_session(session_id)
-        rcls = type(fresh.replace_state)
+        rcls = require_codable(type(fresh.replace_state), "replace state")
         rep = doc["replace"]
-        if "b" in rep and hasattr(rcls, "from_bytes"):
+        if "b" in rep:
+            if not issubclass(rcls, BinaryStateCodable):
+                raise StateDecodeError("stored replace state is bytes, the configured replacer's state is not")
             fresh.replace_state = rcls.from_bytes(base64.b64decode(rep["b"]))
         elif "d" in rep:
-            fresh.replace_state = _restore(rcls, rep["d"])
+            fresh.replace_state = rcls.from_dict(rep["d"])
         mem = doc.get("memory")
         if mem is not None and fresh.detect_memory is not None:
-            fresh.detect_memory = _restore(type(fresh.detect_memory), mem)
+            mcls = require_codable(type(fresh.detect_memory), "detector memory")
+            fresh.detect_memory = mcls.from_dict(mem)
         fresh.turns = int(doc.get("turns", 0))
         extra = doc.get("extra") or {}
         if extra.get("journal"):
@@ -126,8 +104,9 @@ class SessionCodec:
         import hashlib
 
         rs = state.replace_state
-        rep = rs.to_bytes() if hasattr(rs, "to_bytes") else json.dumps(_plain(rs), sort_keys=True).encode()
-        plain = _plain(state.detect_memory)
+        require_codable(type(rs), "replace state")
+        rep = rs.to_bytes() if isinstance(rs, BinaryStateCodable) else json.dumps(rs.to_dict(), sort_keys=True).encode()
+        plain = _memory_doc(state.detect_memory)
         if isinstance(plain, dict):  # per-turn bookkeeping that no later turn's output depends on
             plain = {k: v for k, v in plain.items() if k not in _PER_TURN_MEMORY}
         mem = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -144,7 +123,7 @@ class SessionCodec:
             raise StateDecodeError(f"cannot decrypt stored state ({type(exc).__name__})") from None
         try:
             return self.from_plaintext(session_id, raw)
-        except StateDecodeError:
+        except (StateDecodeError, NotCodableError):  # NotCodableError: a programming error, not the data's
             raise
         except Exception as exc:
             raise StateDecodeError(f"cannot decode stored state ({type(exc).__name__})") from None

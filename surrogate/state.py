@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from middleware.codable import BinaryStateCodable
 from middleware.replace import TagState
 
 from .names import fold
@@ -41,7 +42,7 @@ class ValueEntry:
 
 
 @dataclass(slots=True)
-class SessionMapping:
+class SessionMapping(BinaryStateCodable):
     session_id: str
     #: folded real name token → surrogate token (natural case, e.g. "Lucia").
     names: dict[str, str] = field(default_factory=dict)
@@ -150,7 +151,7 @@ class SessionMapping:
         n += gs(self.tag_real) + sum(gs(k) + gs(v) for k, v in self.tag_real.items())
         return n
 
-    # ---- serialisation -------------------------------------------------------------------
+    # ---- serialisation (BinaryStateCodable: the state codec stores ``to_bytes()``) ----------
     def to_dict(self) -> dict:
         return {
             "v": FORMAT_VERSION,

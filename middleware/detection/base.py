@@ -67,6 +67,8 @@ class Detector:
     name: str = "detector"
 
     def new_memory(self) -> object:
+        """A fresh session memory: None (no memory) or an instance of a class implementing
+        :class:`middleware.codable.StateCodable`, so that the session can be stored."""
         return None
 
     def detect(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:

@@ -8,13 +8,16 @@ name ("Maria Lopez") also registers each part, so "Lopez" alone is found too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from ..codable import StateCodable, fields_from_dict, fields_to_dict
 
 #: Parts of a multi-part name that are not names on their own.
 _PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el", "y"})
 
 
 @dataclass(slots=True)
-class SessionMemory:
+class SessionMemory(StateCodable):
     #: case-folded name token -> evidence strength (2.0 = speaker role or self-introduction,
     #: 1.0 = addressed / greeted, 0.8 = name lexicon only).
     people: dict[str, float] = field(default_factory=dict)
@@ -51,6 +54,16 @@ class SessionMemory:
     public: set[str] = field(default_factory=set)
     #: turns of the session so far that talk about public life (sport, films, books, politics).
     topic: int = 0
+
+    # ---- storage (StateCodable) ----------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Every field by name, sets as sorted lists (the state codec's "memory" document)."""
+        return fields_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "SessionMemory":
+        """Inverse of :meth:`to_dict`; fields missing from an older document take their defaults."""
+        return fields_from_dict(cls, data)
 
     def add_person(self, name: str, strength: float = 1.0) -> None:
         parts = [p for p in name.replace("\u2019", "'").split() if p]
