@@ -1,5 +1,5 @@
 """Parsing of PII values, shared by detection and surrogates: a phone number's parts, a URL's
-parts and its identity, the Luhn checksum.
+parts and its identity, the Luhn checksum, the titles that precede a name.
 
 Core (no dependency on ``surrogate``): the session value memory
 (``detection/value_memory.py``) and the pattern recognizers use these, and the surrogate
@@ -135,3 +135,33 @@ def luhn_ok(digits: str) -> bool:
                 d -= 9
         total += d
     return total % 10 == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# NAME: titles before a name (one definition for the name finder and the surrogate replacer)
+# ---------------------------------------------------------------------------------------------
+# Case-folded, without the abbreviation's dot ("Dr." -> "dr").
+
+#: Courtesy titles before a surname, English and French ("Mr Lopez", "Ms. Chen", "Mme Dubois").
+COURTESY_TITLES = frozenset("mr mrs ms miss mx mister madam madame mme mlle".split())
+#: Courtesy titles before a surname, German and Spanish ("Herr Braun", "Frau Weber", "Sra. Ruiz").
+COURTESY_TITLES_DE_ES = frozenset("herr frau sr sra srta".split())
+#: Academic and medical titles before a surname ("Dr Chen", "Prof. Okafor", "Doctor Reyes").
+ACADEMIC_TITLES = frozenset("dr doctor prof professor".split())
+#: Honorifics of rank before a first or full name ("Sir Ian", "Dame Judi", "Lady Ada").
+RANK_HONORIFICS = frozenset("sir dame lady lord".split())
+#: Role titles used as a form of address ("Coach Maria", "Captain Lee", "Rev. Okoye", "Teacher Ana").
+ROLE_TITLES = frozenset("coach teacher captain capt rev".split())
+#: Kinship titles ("Aunt Rosa", "Uncle Bob", "Grandma Jo", "Brother Tom").
+KINSHIP_TITLES = frozenset("aunt auntie uncle grandma grandpa nana brother sister father mother".split())
+
+#: Titles after which a capitalised word is taken for a person's name by the name finder
+#: ("Mr Lopez", "Dr. Chen", "Coach Dario"). The other honorifics, role and kinship titles are
+#: common words too ("lady", "captain", "brother") and the German/Spanish ones are not read there.
+NAME_TITLES = COURTESY_TITLES | ACADEMIC_TITLES | frozenset({"sir", "coach"})
+#: Titles after which a lone name is a surname, for the surrogate replacer ("Mr. Lopez" -> "Mr. Garcia",
+#: not a first name). The spelled-out "doctor" and "madame" are not among them (as before #14:
+#: outputs kept byte-identical; whether they should be is a behaviour decision of its own).
+SURNAME_TITLES = (COURTESY_TITLES | COURTESY_TITLES_DE_ES | ACADEMIC_TITLES) - frozenset({"doctor", "madame"})
+#: Every title the surrogate replacer keeps verbatim in front of a name inside a NAME span.
+ALL_TITLES = SURNAME_TITLES | RANK_HONORIFICS | ROLE_TITLES | KINSHIP_TITLES

@@ -37,6 +37,7 @@ from typing import Callable
 from middleware.detection.base import Span, resolve_overlaps
 from middleware.replace import TagReplacer, apply_replacements
 from middleware.schemas import EntityOut
+from middleware.values import ALL_TITLES, SURNAME_TITLES
 
 from . import generators as G
 from .keyed import KeyedRandom, derive
@@ -52,16 +53,10 @@ _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _RUN = re.compile(r"[^\W\d_]+|\d+|[\W_]+")
 _POSSESSIVE = ("'s", "’s", "'S", "’S")
 
-#: Titles after which a lone name is a last name ("Mr. Lopez", "Dr Chen").
-TITLES_LAST = frozenset(
-    "mr mrs ms miss mx dr prof professor mister madam mme mlle herr frau sr sra srta".split()
-)
-#: Other titles kept verbatim in front of a name ("Coach Maria", "Uncle Bob").
-TITLES_OTHER = frozenset(
-    "sir dame coach teacher auntie aunt uncle grandma grandpa nana brother sister father mother rev "
-    "captain capt lady lord ms. mrs. mr.".split()
-)
-_TITLES_ALL = TITLES_LAST | TITLES_OTHER
+#: Titles after which a lone name is a last name ("Mr. Lopez", "Dr Chen"), and every title kept
+#: verbatim in front of a name ("Coach Maria", "Uncle Bob"): defined once in middleware/values.py.
+TITLES_LAST = SURNAME_TITLES
+_TITLES_ALL = ALL_TITLES
 #: Post-nominal suffixes kept verbatim at the end of a name ("Maria Lopez PhD", "John Smith Jr.").
 SUFFIXES = frozenset("jr sr ii iii iv phd md dds dmd dvm esq rn mba jd cpa pe".split())
 PARTICLES = frozenset("van von der den de da del della di du la le bin binti ibn al el dos das do ter ten y".split())

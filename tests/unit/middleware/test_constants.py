@@ -30,3 +30,32 @@ def test_rules_only_cascade_loads_spacy_ner():
     assert c.names.model is None and c.use_ner
     assert c._nlp is not None
     assert Cascade(use_model=True)._nlp is None  # with the model (the default) NER stays unloaded
+
+
+def test_titles_are_defined_once_for_the_name_finder_and_the_replacer():
+    """TITLES (name finder) and TITLES_LAST/TITLES_OTHER (replacer) were two lists that had drifted;
+    both now derive from the title groups in middleware/values.py."""
+    from middleware import values
+    from surrogate import replacer
+
+    assert values.NAME_TITLES == frozenset(
+        "mr mrs ms miss mx mister dr doctor prof professor sir madam madame coach mme mlle".split())
+    assert names.TITLES == values.NAME_TITLES
+    assert replacer.TITLES_LAST is values.SURNAME_TITLES and replacer._TITLES_ALL is values.ALL_TITLES
+    assert values.SURNAME_TITLES == frozenset(
+        "mr mrs ms miss mx dr prof professor mister madam mme mlle herr frau sr sra srta".split())
+    groups = (values.COURTESY_TITLES, values.COURTESY_TITLES_DE_ES, values.ACADEMIC_TITLES,
+              values.RANK_HONORIFICS, values.ROLE_TITLES, values.KINSHIP_TITLES)
+    assert values.NAME_TITLES | values.ALL_TITLES == frozenset().union(*groups)
+    assert all(t == t.casefold() and "." not in t for t in values.NAME_TITLES | values.ALL_TITLES)
+
+
+def test_the_replacer_keeps_titles_and_renders_a_surname_after_a_surname_title():
+    from middleware.detection.base import Span
+    from surrogate.replacer import SurrogateReplacer
+
+    r = SurrogateReplacer(secret="titles")
+    st = r.new_state("t")
+    for text, title in (("Mr. Lopez", "Mr. "), ("Uncle Bob", "Uncle "), ("Coach Maria", "Coach ")):
+        out, _ = r.replace(text, [Span(0, len(text), "NAME", "t")], st, "surrogate")
+        assert out.startswith(title) and text[len(title):] not in out
