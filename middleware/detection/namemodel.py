@@ -5,7 +5,7 @@ greetings / vocatives, self-introductions, problem-text characters. Every other 
 a lexicon name without a cue, a name that is also an ordinary word ("Sandy", "Rim", "Will"), a
 capitalised token no table knows, a lowercase name, a name talked about in the third person that
 may be a classmate or a word-problem character — is scored by this model from features of the
-token and its context (:meth:`NameFinder.model_features`): lexicon ranks and English-usage
+token and its context (``naming/features.py``: :func:`model_features`): lexicon ranks and English-usage
 log-probabilities (binned), shape, neighbouring words and punctuation, the rules' own evidence
 (title cue, memory, keep reasons: narrative verb, quantities, famous, curricular head, ...) and
 the session state (classroom, people addressed so far).

@@ -1,0 +1,251 @@
+"""Direct evidence that a token is a person's name: a title ("Mr. X"), a relation ("my friend
+mark"), a greeting or vocative ("Hi X", "Good job, X.", "Will, can you ..."), a self-introduction
+("I'm X", "call me X", "my name is X"), and the answer to a name question ("What's your name?" —
+"jildau"). Each returns what it found, or ``None`` when it has nothing to say; ``""`` means the
+token is decidedly not a directly cued name."""
+
+from __future__ import annotations
+
+import re
+
+from ..keep import is_calendar
+from ..lexicon import Lexicon
+from ..memory import SessionMemory
+from ..public import RELATIONS
+from .context import ADDRESSING, FAMILY, POSSESSIVES
+from .tokens import GREETINGS, NAME_STOPS, NAMEISH, STOP, STRONG_GREETINGS, TITLES, Tok, looks_like_word
+
+INTRO_PREV = (("my", "name", "is"), ("name", "is"), ("name's",), ("i'm",), ("im",), ("i", "am"), ("call", "me"),
+              ("called",), ("this", "is"), ("it's",), ("its",), ("am",))
+#: Adjectives / states that follow "I'm" and are not names.
+NOT_AFTER_IM = frozenset(
+    """good fine ok okay done ready here there back sorry confused lost stuck sure not so just going trying
+    doing getting finished new happy sad tired bored great alright working still also really very almost
+    gonna thinking talking looking in on at from with a an the""".split()
+)
+_TITLE_GAP = re.compile(r"\.? ?")
+_VOC_LEAD = ("so", "and", "now", "okay", "ok", "well", "but", "yes", "no", "alright", "actually")
+_VOC_BETWEEN = ("so", "okay", "ok", "now", "and", "yes", "no", "well", "then", "alright", "right", "but")
+
+
+def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> str:
+    """'intro' (self-introduction), 'direct' (greeting, vocative, relation), 'title' (Mr. X) or ''."""
+    t = toks[k]
+    if (t.low in STOP and t.low not in NAME_STOPS) or is_calendar(t.text):
+        return ""
+    prev0 = toks[k - 1].low if k >= 1 else ""
+    if prev0 in TITLES and t.cap and len(t.text) > 1 and _TITLE_GAP.fullmatch(gap_prev) and (cls != "word" or t.info.word_margin < 0):
+        return "title"
+    if _relation(toks, k, gap_prev, cls):
+        return "direct"
+    nameish = cls in NAMEISH or (cls == "wordish" and t.cap)
+    if cls == "unknown" and t.cap and len(t.text) >= 3:
+        nameish = True
+    if t.low in TITLES:
+        return ""
+    if not nameish:
+        return _lowercase_intro(toks, k, gap_prev, cls)
+    if t.lower and cls not in NAMEISH and cls != "unknown":
+        return ""
+    if cls == "wordish" and t.info.first_rank > 1000 and not (k >= 1 and toks[k - 1].low in STRONG_GREETINGS):
+        return ""
+    prev = [toks[j].low for j in range(max(0, k - 3), k)]
+    for rule in (_greeting, _vocative, _introduction):
+        found = rule(toks, k, prev, gap_prev, gap_next, cls)
+        if found is not None:
+            return found
+    if prev and prev[-1] in TITLES and t.cap and _TITLE_GAP.fullmatch(gap_prev):
+        return "title"  # "Mr. Smith" (the title stays out of the span)
+    return ""
+
+
+def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
+    """"my friend mark", "your sister Ana" (an ordinary-word name only if not a common word)."""
+    t = toks[k]
+    return (k >= 2 and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS) and toks[k - 2].low in POSSESSIVES
+            and gap_prev == " "
+            and (cls in NAMEISH or (cls == "unknown" and len(t.text) >= 3)
+                 or (cls == "wordish" and t.info.first_rank <= 300 and t.info.logp_lower < -9.5)
+                 # "my friend Will Turner", "my sister Hope": a capitalised name after the relation
+                 or (t.cap and not t.upper and t.info.is_name and t.info.first_rank <= 2500)))
+
+
+def _lowercase_intro(toks: list[Tok], k: int, gap_prev: str, cls: str) -> str:
+    """"my name is jildau", "call me zorvath": an unknown lowercase word after an introduction."""
+    t = toks[k]
+    if t.lower and cls == "unknown" and len(t.text) >= 3 and re.fullmatch(r"[ ,:]*", gap_prev or " "):
+        prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
+        if prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me"):
+            return "intro"
+    return ""
+
+
+def _boundary_after(toks: list[Tok], k: int, gap_next: str) -> bool:
+    return gap_next.strip() == "" and k + 1 >= len(toks) or (gap_next[:1] in ",.!?;:)" if gap_next else True)
+
+
+def _greeting(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_next: str, cls: str) -> str | None:
+    """Greetings and thanks before a name: "Hi Maria", "Good job, Tesha.", "Thank you Ana"."""
+    t = toks[k]
+    nxt_boundary = _boundary_after(toks, k, gap_next)
+    if prev and prev[-1] in GREETINGS and re.fullmatch(r"[ ,!]*", gap_prev or " "):
+        g = prev[-1]
+        if g in ("morning", "afternoon", "evening", "night") and not (len(prev) >= 2 and prev[-2] == "good"):
+            return ""
+        if t.low in NAME_STOPS and not (t.cap and nxt_boundary):
+            return ""
+        if g in STRONG_GREETINGS and (t.cap or cls in NAMEISH or cls == "unknown"):
+            return "direct"
+        if nxt_boundary and "," in (gap_prev + gap_next[:1]) or nxt_boundary and gap_next[:1] in "!?":
+            return "direct"
+        if nxt_boundary and gap_prev.strip() == "" and g in ("job", "done", "work", "try", "you"):
+            return "direct"
+    if len(prev) >= 2 and prev[-2:] == ["thank", "you"] and re.fullmatch(r"[ ,]*", gap_prev or " "):
+        return "direct"
+    return None
+
+
+def _vocative(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_next: str, cls: str) -> str | None:
+    """Bare vocatives: "Zizan?", "Alifereti, are you ...", "What are we doing, Zizan?", "So, Neliko, the ..."."""
+    t = toks[k]
+    if not (t.cap and not t.upper and (cls != "unknown" or len(t.text) >= 3)):
+        return None
+    n = len(toks)
+    after = gap_next.strip()[:1] if gap_next.strip() else ("" if k + 1 >= n else " ")
+    last = k + 1 >= n
+    if "[" in gap_prev or after in ("]", ")"):
+        return ""
+    nxt = toks[k + 1].low if k + 1 < n else ""
+    if t.low in NAME_STOPS:  # "Will, can you read the next one?"
+        if t.sent_init and after == "," and nxt in ADDRESSING:
+            return "direct"
+    elif cls == "wordish":  # Will, Hope, Liberty: a called-on question ("Liberty?") or "Olive can you ..."
+        if t.info.word_margin < 2.0 and after == "?" and (t.sent_init or gap_prev.strip() == ","):
+            return "direct"
+        if t.sent_init and after == " " and k + 2 < n and nxt in ("can", "could", "would", "do", "did") \
+                and toks[k + 2].low in ("you", "u"):
+            return "direct"
+    elif cls == "unknown":
+        if after == "?" and (t.sent_init or gap_prev.strip() == ","):
+            return "direct"
+        if t.sent_init and after == "," and nxt in ADDRESSING:
+            return "direct"  # "Warrane, can I ...", "Zizan, you ..."
+    else:
+        ends = after == "?" or (after in ("!", ".") and (last or gap_next.strip() in (".", "!")))
+        if (t.sent_init or gap_prev.strip() == ",") and ends:
+            return "direct"
+        if t.sent_init and after == " " and k + 2 < n and (
+                (nxt in ("can", "could", "would", "will", "do", "did", "are", "have") and toks[k + 2].low in ("you", "u"))
+                or nxt == "please"):
+            return "direct"
+        if after == "," and (t.sent_init or (k >= 1 and toks[k - 1].sent_init and toks[k - 1].low in _VOC_LEAD
+                                             and gap_prev == " ")):
+            return "direct"
+        if gap_prev.strip() == "," and after == "," and k >= 1 and toks[k - 1].low in _VOC_BETWEEN:
+            return "direct"
+    return None
+
+
+def _introduction(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_next: str, cls: str) -> str | None:
+    """Self-introductions: "I'm X", "my name's X", "call me X", "this is X" at the start of a turn."""
+    t = toks[k]
+    poss_prev = bool(prev) and toks[k - 1].poss  # tokenize() strips "'s": "my name's Diego", "it's Maria"
+    if not (prev and re.fullmatch(r"[ ,:]*", (gap_prev[2:] if poss_prev else gap_prev) or " ")):
+        return None
+    if poss_prev:
+        prev = prev[:-1] + [prev[-1] + "'s"]
+    for pat in INTRO_PREV:
+        if len(prev) >= len(pat) and tuple(prev[-len(pat):]) == pat:
+            if t.low in NOT_AFTER_IM:
+                return ""
+            if pat in (("name", "is"), ("name's",)) and len(prev) > len(pat) and prev[-len(pat) - 1] in ("his", "her", "their"):
+                return ""  # "his name is X": someone talked about, not a self-introduction
+            if pat == ("called",) and not (len(prev) >= 2 and prev[-2] in ("i'm", "im", "am", "i", "me", "i’m")):
+                return ""  # "a video game called Halo", "a college called RPI": not a self-introduction
+            if pat in (("this", "is"), ("it's",), ("its",), ("am",), ("called",)) and not (t.cap and cls in ("pure", "propn", "unknown")):
+                return ""
+            if pat in (("this", "is"), ("it's",), ("its",)):
+                # "this is Maria" only as a self-introduction at the start of a turn
+                j = k - len(pat) - 1
+                if j >= 0 and toks[j].low not in GREETINGS:
+                    return ""
+            return "intro"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# name questions and their answers
+# ---------------------------------------------------------------------------------------------
+
+#: "What's your name?", "who am I talking to?", "what should I call you?": the answer is a name.
+NAME_QUESTION = re.compile(
+    r"\b(?:what(?:'s|’s| is| was)? (?:your|ur|ya) (?:first |last |full |real |nick|sur)?name|"
+    r"(?:(?<=^)|(?<=[.!?,] )|(?<=\band )|(?<=\bhi )|(?<=\bhello )|(?<=\bhey ))(?:your|ur) (?:first |last |full )?name\s*\?|"
+    r"who (?:am i|are we) (?:talking|speaking|chatting|working) (?:to|with)|who is this\b|who's this\b|"
+    r"what (?:should|can|do|shall) (?:i|we) call you|what do (?:you|people|they) call you|what do you go by|"
+    r"(?:may|can|could) i (?:have|ask|get|know) (?:your|ur) name|(?:tell|give) me (?:your|ur) name|"
+    r"(?:can|could) you (?:tell|give) me (?:your|ur) name)",
+    re.IGNORECASE,
+)
+#: Lead-in words of an answer ("it's", "my name is", "I'm", "call me", "this is").
+ANSWER_LEAD = frozenset(
+    "it's its it’s it is i'm im i’m i am my name names is call me this it's ok okay sure yes yeah yep um uh "
+    "well oh first last full nickname".split()
+)
+
+
+def name_question(text: str, toks: list[Tok], role: str, memory: SessionMemory) -> tuple[int | None, bool]:
+    """Updates ``memory.expect_name``; returns the token index from which this turn may answer
+    a name question (the previous turn's, by another speaker, or this turn's own "What's your
+    last name? Boyle"), or None, and whether the question is this turn's own."""
+    start = None
+    here = False
+    pending = memory.expect_name
+    if pending and pending != role:
+        start = 0
+        memory.expect_name = ""
+    elif pending and len(toks) > 4:
+        memory.expect_name = ""  # the asker went on talking about something else
+    m = None
+    low = text.lower()
+    if "name" in low or "who" in low or "call you" in low or "go by" in low:  # cheap gate (the regex: ~16 µs)
+        for m in NAME_QUESTION.finditer(text):
+            pass
+    if m is not None:
+        q = text.find("?", m.end())
+        rest = text[q + 1 :] if q >= 0 else ""
+        if q >= 0 and rest.strip():
+            start = next((k for k, t in enumerate(toks) if t.start > q), None)
+            here = start is not None
+        else:
+            memory.expect_name = role or "?"
+    return start, here
+
+
+def name_answer(toks: list[Tok], start: int, lex: Lexicon) -> list[int]:
+    """Token indices of the name in a short answer to a name question ("jildau", "it's Zorvath
+    Quellin", "Maria L."): at most three name tokens after lead-in words, in an answer of at
+    most seven tokens; words ("no", "why", "fine", "student") are not names."""
+    rest = toks[start:]
+    if not rest or len(rest) > 7:
+        return []
+    out: list[int] = []
+    for k in range(start, len(toks)):
+        t = toks[k]
+        if t.low in ANSWER_LEAD or t.low in GREETINGS:
+            if out:
+                break
+            continue
+        if len(t.text) < 2 or not t.text.replace("-", "").replace("'", "").isalpha() or t.low in STOP:
+            if out and len(t.text) == 1 and t.text.isalpha():
+                continue  # a middle initial: "Maria L. Lopez"
+            if out:
+                break
+            return []
+        nameish = t.info.is_name or not looks_like_word(t.low, lex) or bool(out and t.cap)  # "Jildau Bouts"
+        if not nameish or (not t.cap and t.info.logp_lower > -11.0 and t.info.word_margin > 0):
+            return []  # an ordinary word: this turn is not a name
+        out.append(k)
+        if len(out) > 3:
+            return []
+    return out

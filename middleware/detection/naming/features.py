@@ -1,0 +1,139 @@
+"""The learned reviewer's inputs: which candidates reach it (:func:`gate`) and what it sees of
+each (:func:`model_features`): lexicon ranks and English-usage bins, shape, the neighbouring words
+and punctuation, the keep review's signals and the session state. The feature strings are the
+model's vocabulary (``namemodel.py``): changing one means retraining."""
+
+from __future__ import annotations
+
+from ..base import TurnContext
+from ..keep import is_calendar
+from ..lexicon import ABSENT
+from ..memory import SessionMemory
+from ..public import is_public_surname, personal_cue
+from .context import ADDRESSING, PREPOSITIONS, PRONOUN_12, public_talk
+from .tokens import GREETINGS, NAMEISH, Tok, name_class, name_neighbour
+
+
+def gate(toks: list[Tok], k: int, cls: str, strength: float) -> bool:
+    """Candidates the rules give no score but the model may still find (ordinary-word names,
+    unknown capitalised tokens, lowercase names); everything else never reaches the model."""
+    t = toks[k]
+    if is_calendar(t.text):
+        return False
+    if strength > 0:
+        return True
+    if t.cap:
+        if t.upper and len(t.text) < 4:
+            return False
+        if cls == "word":
+            return not t.sent_init and t.info.word_margin < 2.0
+        return True
+    if t.lower:
+        if cls in NAMEISH:
+            return True
+        prev = toks[k - 1].low if k >= 1 else ""
+        if cls in ("wordish", "unknown") and prev in GREETINGS and len(t.text) >= 3 and t.info.logp_lower < -11.0:
+            return True
+    return False
+
+
+def _bin_rank(r: int) -> str:
+    return "0" if r <= 50 else "1" if r <= 200 else "2" if r <= 500 else "3" if r <= 1000 else "4" if r <= 2500 else "n"
+
+
+def _bin_lp(lp: float) -> str:
+    if lp <= ABSENT:
+        return "a"
+    return "r" if lp <= -15 else "u" if lp <= -13 else "o" if lp <= -11 else "c" if lp <= -9 else "f"
+
+
+def gap_class(gap: str, edge: bool, poss: bool = False, end: bool = False) -> str:
+    """Punctuation between two tokens: '_' plain space, ',' '.' '?' '!' ':' '-', 'q' quotes/brackets,
+    '^'/'$' turn start/end, 'p' possessive, '.' also for a line break."""
+    if poss:
+        return "p"
+    g = gap.strip()
+    if not g:
+        if edge:
+            return "$" if end else "^"
+        return "." if "\n" in gap else "_"
+    c = g[0]
+    if c in ",.?!:;":
+        return "." if c == ";" else c
+    if c in "-\u2013\u2014":
+        return "-"
+    if c in "\"'\u201c\u201d\u2018\u2019([{)]}":
+        return "q"
+    return "o"
+
+
+def model_features(toks: list[Tok], k: int, text: str, cls: str, score: float, strength: float, sig: dict,
+                   kept: bool, memory: SessionMemory, ctx: TurnContext, ner: bool, gap_prev: str, gap_next: str,
+                   lows: list[str] | tuple = (), topic_now: int = 0) -> list[str]:
+    """The feature strings of the candidate at ``k``; ``lows``/``topic_now``: the turn's case-folded
+    tokens and public-life cue count (empty/0 when scored outside a turn)."""
+    t = toks[k]
+    i = t.info
+    shape = "U" if t.upper else "C" if t.cap else "l" if t.lower else "m"
+    fr, lr, lo, ti = _bin_rank(i.first_rank), _bin_rank(i.last_rank), _bin_lp(i.logp_lower), _bin_lp(i.logp_title)
+    gp, gn = gap_class(gap_prev, k == 0), gap_class(gap_next, k + 1 >= len(toks), t.poss, True)
+    p1 = toks[k - 1].low if k >= 1 and gp in ("_", ",") else gp
+    n1 = toks[k + 1].low if k + 1 < len(toks) and gn in ("_", ",") else gn
+    p2 = toks[k - 2].low if k >= 2 and gp == "_" and gap_class(text[toks[k - 2].end : toks[k - 1].start], False) == "_" else "-"
+    n2 = (toks[k + 2].low if k + 2 < len(toks) and gn == "_" and gap_class(text[toks[k + 1].end : toks[k + 2].start], False) == "_"
+          else "-")
+    nb = ""
+    for j in (k - 1, k + 1):
+        if 0 <= j < len(toks) and toks[j].cap and (j == k - 1 and gp == "_" or j == k + 1 and gn == "_"):
+            nb += "L" if j < k else "R"
+            nb += name_class(toks[j])[:2]
+    addressed = memory.addressed()
+    f = [
+        "c=" + cls, "s=" + shape, "cs=" + cls + shape, "si=%d%s" % (t.sent_init, shape),
+        "fr=" + fr, "lr=" + lr, "frlr=" + fr + lr, "lo=" + lo, "ti=" + ti, "loti=" + lo + ti, "frlo=" + fr + lo,
+        "cfr=" + cls + fr, "len=%d" % min(len(t.text), 9),
+        "gp=" + gp, "gn=" + gn, "gpgn=" + gp + gn, "cgpgn=" + cls + gp + gn, "sgpgn=%s%d%s%s" % (shape, t.sent_init, gp, gn),
+        "p1=" + p1, "n1=" + n1, "p2p1=" + p2 + "_" + p1, "n1n2=" + n1 + "_" + n2, "cp1=" + cls + p1, "cn1=" + cls + n1,
+        "nb=" + nb, "rs=%.2f" % score, "mem=%.1f" % strength,
+        "room=%d%d" % (memory.classroom, min(addressed, 2)),
+    ]
+    if not t.text.isascii():
+        f.append("nonascii")
+    if ner:
+        f.append("ner")
+    for key, v in sig.items():
+        if v and key not in ("curricular", "head"):  # those two: as "ch=<head>" below
+            f.append("k:" + key)
+    # vocative shape: "X, can you ...", "..., X?"; a pronoun I/you next to the name ("X and I",
+    # "you and X"); the preposition before it; a hypothetical ("if X had 5 ..."); curricular head
+    nxt1 = toks[k + 1].low if k + 1 < len(toks) else ""
+    f.append("adr=" + gn + ("A" if nxt1 in ADDRESSING else ""))
+    if any(toks[j].low in PRONOUN_12 for j in range(max(0, k - 3), min(len(toks), k + 4)) if j != k):
+        f.append("near12")
+    if k >= 1 and toks[k - 1].low in PREPOSITIONS and gp == "_":
+        f.append("pp=" + toks[k - 1].low)
+    if sig["hyp"]:
+        f.append("hyp")
+    if sig["head"]:
+        f.append("ch=" + ("p" if t.poss else "") + sig["head"])
+    # the session's public-life talk is evidence about surnames and full names, not about a first
+    # name alone: "Mateo starts nursery on Monday" in a chat about football is still a person of
+    # one's life (the turn's own cue words still count: "Eli is struggling this season")
+    neighbour = name_neighbour(toks, k, text)
+    first_only = i.first_rank <= i.last_rank and i.first_rank <= 1000 and not neighbour
+    f.append("tc=%d" % min(topic_now, 3))
+    if not first_only:
+        talk = public_talk(memory)
+        f.append("talk=%d%d" % (talk, min(memory.topic, 3) if memory.topic * 4 >= memory.turns + 1 else 0))
+    if is_public_surname(t.low):
+        f.append("psur")
+    if lows and personal_cue(lows, k, k):
+        f.append("rel")
+    if k >= 1 and toks[k - 1].low in ("a", "an", "the"):
+        f.append("det")
+    if neighbour:
+        f.append("full")
+    f.append("kept=%d" % kept)
+    f.append("story=%d%d%d%d" % (sig["verb"], sig["qty"], sig["p12"], memory.classroom or addressed >= 2))
+    f.append("vq=%d%d%s" % (sig["verb"], sig["qty"] or sig["tqty"], n1 if sig["verb"] else ""))
+    return f
