@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..keep import is_calendar, is_place
 from ..lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo
 from ..public import PLACE_HEADS
+from ...values import NAME_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 _POSSESSIVE = re.compile(r"['\u2019][sS]$")
@@ -23,7 +24,7 @@ GREETINGS = frozenset(
 #: Greetings strong enough to tag a following name token even when text continues ("Hi Maria can ...").
 STRONG_GREETINGS = frozenset("hi hello hey heya hiya howdy bye goodbye dear thanks thx welcome congrats congratulations morning afternoon evening".split())
 #: Titles after which a capitalised word is a name ("Mr. X" — the title stays outside the span).
-TITLES = frozenset("mr mrs ms miss mx mister dr doctor prof professor sir madam madame coach mme mlle".split())
+TITLES = NAME_TITLES
 
 #: Closed-class / chat words that are never a person's name even though names-dataset lists them.
 STOP = frozenset(
