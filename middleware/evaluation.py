@@ -415,12 +415,24 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+def _shared_data() -> Path:
+    """``../shared/data`` next to the repository (dev dialogues in ``dev/``, lexicons in ``lexicons/``)."""
+    return repo_root().parent / "shared" / "data"
+
+
 def default_data_dir() -> Path:
-    """``$PLAINSIGHT_DATA_DIR`` if set, else ``../shared/data/dev`` next to the repository."""
+    """``$PLAINSIGHT_DATA_DIR`` if set, else ``../shared/data/dev`` next to the repository.
+    The one place that resolves the dev-data directory (CLI, benchmarks, scripts and tests use it)."""
     env = os.environ.get("PLAINSIGHT_DATA_DIR")
     if env:
         return Path(env)
-    return (repo_root().parent / "shared" / "data" / "dev").resolve()
+    return (_shared_data() / "dev").resolve()
+
+
+def default_lexicon_dir() -> Path:
+    """``../shared/data/lexicons`` next to the repository: the raw lexicons the build scripts
+    (``scripts/build_*_tables.py``) read; the shipped tables are built from them."""
+    return (_shared_data() / "lexicons").resolve()
 
 
 def resolve_data_file(name: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -29,12 +29,16 @@ import csv
 import gzip
 import json
 import re
+import sys
 import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "middleware" / "data" / "public_names.json.gz"
-PANTHEON = ROOT.parent / "shared" / "data" / "lexicons" / "pantheon_people.tsv"
+sys.path.insert(0, str(ROOT))
+from middleware.evaluation import default_lexicon_dir  # noqa: E402
+
+PANTHEON = default_lexicon_dir() / "pantheon_people.tsv"
 
 DEMONYMS = """
 afghan albanian algerian american andorran angolan argentine argentinian armenian australian austrian azerbaijani

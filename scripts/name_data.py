@@ -19,7 +19,6 @@ import random
 import re
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "dev"
 _NAME_TOKEN = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 
 
@@ -31,10 +30,14 @@ def split_of(dialogue_id: str) -> str:
 
 
 def resolve(name: str | Path) -> Path:
-    p = Path(name)
-    if p.exists():
-        return p
-    return DATA_DIR / (p.name if p.suffix == ".jsonl" else f"{p.name}.jsonl")
+    """A path as given if it exists, else the dev file of that name (``ncte`` or ``ncte.jsonl``) in
+    ``middleware.evaluation.default_data_dir()`` ($PLAINSIGHT_DATA_DIR or ../shared/data/dev)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from middleware.evaluation import resolve_data_file
+
+    return resolve_data_file(name)
 
 
 def read(path: str | Path, split: str | None = None) -> list[dict]:

@@ -199,3 +199,48 @@ def test_eval_cli_json_and_predictions(tmp_path, capsys):
     for r in rows:
         for sp in r["spans"]:
             assert sp["text"] not in table or len(sp["text"]) < 3
+
+
+# --------------------------------------------------------------------------- one resolver for the data dirs
+
+
+def test_scripts_resolve_dev_files_through_the_one_data_dir(tmp_path, monkeypatch):
+    """scripts/name_data.py had its own ../shared/data/dev and ignored $PLAINSIGHT_DATA_DIR."""
+    import importlib
+    import sys
+
+    from middleware.evaluation import default_lexicon_dir, repo_root
+
+    (tmp_path / "mine.jsonl").write_text('{"id": "d1", "turns": [{"speaker": "student", "text": "hi"}]}\n')
+    monkeypatch.setenv("PLAINSIGHT_DATA_DIR", str(tmp_path))
+    assert default_data_dir() == tmp_path
+    monkeypatch.syspath_prepend(str(repo_root() / "scripts"))
+    name_data = importlib.import_module("name_data")
+    assert name_data.resolve("mine") == tmp_path / "mine.jsonl"
+    assert [d["id"] for d in name_data.read("mine.jsonl")] == ["d1"]
+    with pytest.raises(FileNotFoundError, match="also looked in"):
+        name_data.resolve("not-there")
+    monkeypatch.delenv("PLAINSIGHT_DATA_DIR")
+    assert default_lexicon_dir() == default_data_dir().parent / "lexicons"
+    assert importlib.import_module("build_public_tables").PANTHEON.parent == default_lexicon_dir()
+    sys.modules.pop("name_data", None)
+    sys.modules.pop("build_public_tables", None)
+
+
+def test_no_other_hard_coded_shared_data_path():
+    """middleware.evaluation resolves ../shared/data (default_data_dir, default_lexicon_dir); no other
+    code builds that path itself."""
+    import re
+
+    from middleware.evaluation import repo_root
+
+    root = repo_root()
+    built = re.compile(r"""["']shared["']\s*/\s*["']data["']|["'][^"'\n]*shared/data/(?:dev|lexicons)/?["']\s*\)""")
+    offenders = []
+    for pkg in ("middleware", "surrogate", "consumers", "benchmarks", "scripts", "tests"):
+        for path in (root / pkg).rglob("*.py"):
+            if path.name == "evaluation.py" and path.parent.name == "middleware":
+                continue
+            if built.search(path.read_text(encoding="utf-8")):
+                offenders.append(str(path.relative_to(root)))
+    assert offenders == []
