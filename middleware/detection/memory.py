@@ -12,6 +12,10 @@ from typing import Any
 
 from ..codable import StateCodable, fields_from_dict, fields_to_dict
 
+#: At most this many distinct words of a session's exercises are remembered (``example_words``).
+EXAMPLE_WORDS = 300
+#: Fields added later, stored only when not empty (see ``SessionMemory.to_dict``).
+_OPTIONAL_FIELDS = ("examples", "example_words")
 #: Parts of a multi-part name that are not names on their own.
 _PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el", "y"})
 
@@ -54,11 +58,22 @@ class SessionMemory(StateCodable):
     public: set[str] = field(default_factory=set)
     #: turns of the session so far that talk about public life (sport, films, books, politics).
     topic: int = 0
+    #: case-folded names kept as example names of a teacher's exercise ("Read this: Kate's
+    #: proposal was rejected") and the words of those exercises (at most ``EXAMPLE_WORDS``, newest
+    #: kept): a learner's turn that echoes an exercise keeps its example names too.
+    examples: set[str] = field(default_factory=set)
+    example_words: list[str] = field(default_factory=list)
 
     # ---- storage (StateCodable) ----------------------------------------------------------
     def to_dict(self) -> dict:
-        """Every field by name, sets as sorted lists (the state codec's "memory" document)."""
-        return fields_to_dict(self)
+        """Every field by name, sets as sorted lists (the state codec's "memory" document); the
+        fields added after the document's first version are left out while empty, so a state that
+        never used them is stored exactly as before."""
+        doc = fields_to_dict(self)
+        for name in _OPTIONAL_FIELDS:
+            if not doc.get(name):
+                doc.pop(name, None)
+        return doc
 
     @classmethod
     def from_dict(cls, data: Any) -> "SessionMemory":

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from .base import Span, TurnContext
 from .keep import has_quantities, is_calendar, is_curricular_head, problem_texts
 from .lexicon import Lexicon, get_lexicon
-from .memory import SessionMemory
+from .memory import EXAMPLE_WORDS, SessionMemory
 from .namemodel import NameModel, get_model
-from .naming.context import CLASSROOM, LEARNER_ROLES, MATHS_Q, public_talk, quoted_ranges, sentence
+from .naming.context import CLASSROOM, LEARNER_ROLES, MATHS_Q, SENT_BREAK, example_ranges, public_talk, quoted_ranges, sentence
 from .naming.cues import cue as direct_cue, name_answer, name_question
 from .naming.features import gate, model_features
 from .naming.public_keep import public_keep
@@ -63,6 +63,8 @@ DOUBT_MIN = 0.08
 #: A sentence-initial ordinary-word name running into the sentence ("Grace period ...") needs more.
 _SENT_INIT_WORD_THRESHOLD = 0.5
 _PUBLIC_KEEPS = ("keep-public", "keep-fiction", "keep-place")
+#: Turns at the start of a session where "it's Maria" / "this is Maria" introduce the speaker.
+_OPENING_TURNS = 3
 
 
 @dataclass(slots=True, eq=False)
@@ -85,8 +87,10 @@ class _Turn:
     intro: set[int] = field(default_factory=set)  # self-introductions
     rejected: set[int] = field(default_factory=set)  # tokens the learned reviewer rejected
     pubskip: set[int] = field(default_factory=set)  # tokens of a phrase kept as public (figure, character, place, word)
+    public_people: set[int] = field(default_factory=set)  # those kept as a public figure or a character
     story: list[int] = field(default_factory=list)  # kept by story_character, pending the whole turn
     quoted: list[tuple[int, int]] | None = None  # computed lazily
+    examples: list[tuple[int, int]] | None = None  # exercise material of a teacher's turn (lazily)
     quantities: bool | None = None  # computed lazily
     reviews: int = 0
 
@@ -99,6 +103,23 @@ class _Turn:
     def keep(self, start: int, end: int, evidence: str) -> None:
         if self.keeps is not None:
             self.keeps.append((start, end, evidence))
+
+
+def _echoes(turn: _Turn, k: int, memory: SessionMemory) -> bool:
+    """Does the sentence of token ``k`` repeat the session's exercise material: at least two of its
+    other words, and at least 60 % of them, are words of the exercises?"""
+    toks, text = turn.toks, turn.text
+    lo = k
+    while lo > 0 and not SENT_BREAK.search(text[toks[lo - 1].end : toks[lo].start]):
+        lo -= 1
+    hi = k
+    while hi + 1 < len(toks) and not SENT_BREAK.search(text[toks[hi].end : toks[hi + 1].start]):
+        hi += 1
+    other = [turn.lows[j] for j in range(lo, hi + 1) if j != k and turn.lows[j] not in memory.examples]
+    if len(other) < 2:
+        return False
+    words = set(memory.example_words)
+    return sum(1 for w in other if w in words) * 10 >= len(other) * 6
 
 
 class NameFinder:
@@ -194,7 +215,7 @@ class NameFinder:
         if t.low == "im" and k + 1 < n and gap_next.strip() == "":
             return  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
         memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
-        cue = direct_cue(toks, k, text, gap_prev, gap_next, cls)
+        cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
         if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
             if t.cap:
                 turn.keep(t.start, t.end, "keep-problem")
@@ -203,6 +224,18 @@ class NameFinder:
             return  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
         if memory_ok and strength >= 1.0:
             turn.decide(k, 0.95, "memory", confirmed=True)
+            return
+        if strength >= 0.8 and t.cap and not t.upper and cls in NAMEISH and not cue and not memory.is_kept(t.text) \
+                and not memory.is_public(t.text) and not turn.topic_now and not public_talk(memory):
+            # a name masked earlier in the session is masked wherever it comes back: one unmasked
+            # mention would both leak it and link it to its surrogate ("Mateo starts nursery on
+            # Monday." ... "Yes! Mateo loves him"); not in talk about public life, where the names
+            # that come back are mostly the public figures talked about
+            turn.decide(k, 0.85, "memory")
+            return
+        # an example name of an exercise ("Read this: Kate's proposal was rejected"), or a turn
+        # echoing one; an addressed name or a person known to the session stays a person
+        if cue != "direct" and t.cap and self._example(turn, k, memory):
             return
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
         if cue in ("intro", "direct"):
@@ -237,6 +270,42 @@ class NameFinder:
             return
         # 5. keep review (rules), then the learned reviewer when there is one
         self._keep_review(turn, k, memory, cls, cue, score, strength, gap_prev, gap_next)
+
+    def _example(self, turn: _Turn, k: int, memory: SessionMemory) -> bool:
+        """Keep token ``k`` as an example name: inside a teacher's exercise material (after "Read
+        this sentence:", "For example:", a sentence with a blank, a quoted passage), or in a
+        sentence that echoes the session's exercises ("Kate's proposal was rejected")."""
+        t = turn.toks[k]
+        if turn.examples is None:
+            turn.examples = self._exercise_ranges(turn, memory)
+        inside = any(a <= t.start and t.end <= b for a, b in turn.examples)
+        if not inside and not (t.low in memory.examples and _echoes(turn, k, memory)):
+            return False
+        memory.add_kept(t.text)
+        memory.examples.add(t.low)
+        turn.pubskip.add(k)
+        turn.keep(t.start, t.end, "keep-example")
+        return True
+
+    @staticmethod
+    def _exercise_ranges(turn: _Turn, memory: SessionMemory) -> list[tuple[int, int]]:
+        """A teacher's exercise material in this turn (none in a learner's turn); its words are
+        remembered for echoes."""
+        if (turn.ctx.role or "").strip().casefold() in LEARNER_ROLES:
+            return []
+        text = turn.text
+        ranges = example_ranges(text)
+        if "'" in text or '"' in text or "\u201c" in text or "\u2018" in text:
+            ranges += quoted_ranges(text)
+        if ranges:
+            words = memory.example_words
+            seen = set(words)
+            for t in turn.toks:
+                if t.low not in seen and any(a <= t.start and t.end <= b for a, b in ranges):
+                    words.append(t.low)
+                    seen.add(t.low)
+            del words[: max(0, len(words) - EXAMPLE_WORDS)]
+        return ranges
 
     def _rule_score(self, turn: _Turn, k: int, cls: str, cue: str, memory_ok: bool) -> float:
         """The rules' confidence without a direct cue (0 = not a candidate for the rules)."""
@@ -273,6 +342,8 @@ class NameFinder:
         for j in range(a, b + 1):
             turn.pubskip.add(j)
             turn.decided.pop(j, None)
+            if ev in ("keep-public", "keep-fiction"):
+                turn.public_people.add(j)
         span_text = text[toks[a].start : toks[b].end]
         if ev in _PUBLIC_KEEPS:
             memory.add_public(span_text)
@@ -368,16 +439,21 @@ class NameFinder:
     @staticmethod
     def _join_public_neighbours(turn: _Turn, memory: SessionMemory) -> None:
         """One decision for a whole name: a part next to a kept public figure or character is kept
-        with it ("Kellan" next to a kept "Moore"), unless someone addressed or introduced it."""
+        with it ("Kellan" next to a kept "Moore"), and so is a bare name coordinated with one
+        ("Drake and Kendrick", "Hamilton or Verstappen"), unless someone addressed, introduced or
+        already knew it."""
         toks, text, decided, pubskip = turn.toks, turn.text, turn.decided, turn.pubskip
         n = len(toks)
         for k in sorted(decided):
-            if k in turn.confirmed:
+            if k in turn.confirmed or turn.how.get(k) == "memory":
                 continue
-            for j in (k - 1, k + 1):
-                if j in pubskip and 0 <= j < n:
+            for j in (k - 1, k + 1, k - 2, k + 2):
+                if (j in pubskip if abs(j - k) == 1 else j in turn.public_people) and 0 <= j < n:
                     lo, hi = (j, k) if j < k else (k, j)
-                    if text[toks[lo].end : toks[hi].start] == " " and toks[j].cap == toks[k].cap:
+                    gap = text[toks[lo].end : toks[hi].start]
+                    joined = gap == " " if hi - lo == 1 else (toks[lo + 1].low in ("and", "or", "&")
+                                                              and not any(c in gap for c in ",.;:\n"))
+                    if joined and toks[j].cap == toks[k].cap:
                         del decided[k]
                         pubskip.add(k)
                         memory.add_public(toks[k].text)

@@ -85,6 +85,44 @@ def quoted_ranges(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: Words of an exercise instruction before a colon ("Read this sentence:", "For example:",
+#: "Repeat after me:", "Fill in the gap:", "Now you:", "Translate:").
+_EXERCISE_WORDS = frozenset("""example examples e.g eg sentence sentences read repeat translate complete correct fill rewrite
+    change transform make turn now try practise practice next say write listen exercise exercises phrase phrases
+    passive active question questions dialogue dialog text passage model pattern""".split())
+_EXERCISE_WORD = re.compile(r"[^\W\d_]+(?:\.[^\W\d_]+)*")
+_BLANK = re.compile(r"_{2,}")
+
+
+def example_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of a teacher's exercise material in a turn: what follows an instruction
+    ending in a colon, to the end of its line ("Read this sentence: Kate's proposal was rejected."
+    — a short instruction, at most eight words, naming an exercise; at least three words after it),
+    and a sentence with a blank to fill ("Peter ___ (go) to school."). Quoted passages are
+    :func:`quoted_ranges`."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        c = text.find(":", start)
+        if c < 0:
+            break
+        start = c + 1
+        lead_from = max(text.rfind(x, 0, c) for x in ".!?\n")
+        lead = _EXERCISE_WORD.findall(text[lead_from + 1 : c].lower())
+        if not lead or len(lead) > 8 or not any(w.rstrip(".") in _EXERCISE_WORDS for w in lead):
+            continue
+        end = text.find("\n", c)
+        end = len(text) if end < 0 else end
+        if len(_EXERCISE_WORD.findall(text[c + 1 : end])) >= 3:
+            out.append((c + 1, end))
+    for m in _BLANK.finditer(text):
+        if not any(a <= m.start() < b for a, b in out):
+            sent = sentence(text, m.start(), m.end())
+            a = text.rfind(sent, 0, m.end())
+            out.append((a, a + len(sent)))
+    return out
+
+
 def public_talk(memory: SessionMemory) -> bool:
     """Is the session a conversation about public life (sport, films, books, politics)? Cue words
     in at least two turns, or in one turn of a session already two turns long (this one included),

@@ -28,8 +28,9 @@ _VOC_LEAD = ("so", "and", "now", "okay", "ok", "well", "but", "yes", "no", "alri
 _VOC_BETWEEN = ("so", "okay", "ok", "now", "and", "yes", "no", "well", "then", "alright", "right", "but")
 
 
-def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str) -> str:
-    """'intro' (self-introduction), 'direct' (greeting, vocative, relation), 'title' (Mr. X) or ''."""
+def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: str, late: bool = False) -> str:
+    """'intro' (self-introduction), 'direct' (greeting, vocative, relation), 'title' (Mr. X) or ''.
+    ``late``: the session is past its opening turns (where "it's Maria" introduces someone)."""
     t = toks[k]
     if (t.low in STOP and t.low not in NAME_STOPS) or is_calendar(t.text):
         return ""
@@ -50,10 +51,13 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     if cls == "wordish" and t.info.first_rank > 1000 and not (k >= 1 and toks[k - 1].low in STRONG_GREETINGS):
         return ""
     prev = [toks[j].low for j in range(max(0, k - 3), k)]
-    for rule in (_greeting, _vocative, _introduction):
+    for rule in (_greeting, _vocative):
         found = rule(toks, k, prev, gap_prev, gap_next, cls)
         if found is not None:
             return found
+    found = _introduction(toks, k, prev, gap_prev, cls, late)
+    if found is not None:
+        return found
     if prev and prev[-1] in TITLES and t.cap and _TITLE_GAP.fullmatch(gap_prev):
         return "title"  # "Mr. Smith" (the title stays out of the span)
     return ""
@@ -146,8 +150,10 @@ def _vocative(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_next:
     return None
 
 
-def _introduction(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_next: str, cls: str) -> str | None:
-    """Self-introductions: "I'm X", "my name's X", "call me X", "this is X" at the start of a turn."""
+def _introduction(toks: list[Tok], k: int, prev: list[str], gap_prev: str, cls: str, late: bool) -> str | None:
+    """Self-introductions: "I'm X", "my name's X", "call me X"; "this is X" / "it's X" at the start
+    of a turn early in the session or after a greeting ("Hi, it's Maria"), never later in the
+    session without one ("Yeah, it's Kellan Moore, right?" names someone talked about)."""
     t = toks[k]
     poss_prev = bool(prev) and toks[k - 1].poss  # tokenize() strips "'s": "my name's Diego", "it's Maria"
     if not (prev and re.fullmatch(r"[ ,:]*", (gap_prev[2:] if poss_prev else gap_prev) or " ")):
@@ -168,6 +174,8 @@ def _introduction(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_n
                 # "this is Maria" only as a self-introduction at the start of a turn
                 j = k - len(pat) - 1
                 if j >= 0 and toks[j].low not in GREETINGS:
+                    return ""
+                if late and not (j >= 0 and toks[j].low in STRONG_GREETINGS):
                     return ""
             return "intro"
     return None

@@ -187,6 +187,14 @@ def _by_shape(toks: list[Tok], lows: list[str], k: int, text: str, memory: Sessi
         j += 1  # "Martin Luther King Elementary"
     if t.cap and j < n and toks[j].cap and lows[j] in ORG_HEADS and text[toks[j - 1].end : toks[j].start] in (" ", " & "):
         return k, j - 1, "keep-org"
+    place = _place_after_preposition(toks, lows, k, text)
+    if place is not None:
+        return place
+    # an ordinary word said as an exclamation: "Lovely!", "Brilliant!", "Sweet!" (its lowercase
+    # form common; a name called out is addressed by a greeting or known to the session)
+    if (t.cap and t.sent_init and text[t.end : t.end + 1] == "!" and t.info.logp_lower > -11.5
+            and t.info.word_margin >= 1.0 and not memory.is_person(t.text)):
+        return k, k, "keep-word"
     # a determiner before a capitalised word: "an Emmy", "the Montagues", "the King"
     if (t.cap and not t.upper and k >= 1 and lows[k - 1] in ("a", "an", "the") and text[toks[k - 1].end : t.start] == " "
             and not (k + 1 < n and lows[k + 1] in _DET_HEADS) and not name_neighbour(toks, k, text)):
@@ -216,6 +224,40 @@ def _by_shape(toks: list[Tok], lows: list[str], k: int, text: str, memory: Sessi
         if any(a <= t.start and t.end <= b for a, b in quoted):
             return k, k, "keep-example"
     return None
+
+
+#: "in Kraków", "moved to Wrocław", "I'm from Łódź": where a capitalised word after these is a
+#: place. "in" alone ("born in", "live in", "in Lisbon"): people are rarely "in" someone; "to" and
+#: "from" only after a verb of moving or being from ("talked to Maria", "a letter from Kevin" stay people).
+_MOTION = frozenset("""moved move moving went go goes going gone been flew fly flying travel travelled traveled travelling
+    drove drive came come comes coming returned return trip trips back way""".split())
+_ORIGIN = frozenset("am i'm im are is was were come comes came originally moved back".split())
+#: "believe in", "interested in", "fill in Riteshni", "let in Sam": a person may follow
+_IN_PERSON = frozenset("""believe believes believed interested confidence trust faith involved fill fills filled filling
+    let lets letting bring brings brought call calls called check checks checked pull pulls pulled loop looped hand
+    turn turned fit fits""".split())
+
+
+def _place_after_preposition(toks: list[Tok], lows: list[str], k: int, text: str) -> Keep | None:
+    """A capitalised word, and the capitalised words right after it, after "in" / "to" after a
+    verb of moving / "from" after a verb of being from: a place ("in Kraków", "moved to New
+    Delhi"), unless possessive ("in Maria's class") or a full name with a name neighbour's shape
+    a relation would have claimed before."""
+    t = toks[k]
+    if not (t.cap and k >= 1 and text[toks[k - 1].end : t.start] == " "):
+        return None
+    prev = lows[k - 1]
+    prev2 = lows[k - 2] if k >= 2 else ""
+    if not ((prev == "in" and prev2 not in _IN_PERSON) or (prev == "to" and prev2 in _MOTION)
+            or (prev == "from" and prev2 in _ORIGIN)):
+        return None
+    b = k
+    while b + 1 < len(toks) and toks[b + 1].cap and not toks[b + 1].upper and text[toks[b].end : toks[b + 1].start] == " " \
+            and lows[b + 1] not in STOP:
+        b += 1
+    if any(toks[j].poss for j in range(k, b + 1)):
+        return None
+    return k, b, "keep-place"
 
 
 def sentence_evidence(toks: list[Tok], lows: list[str], k: int, text: str, talk: bool) -> int:

@@ -250,6 +250,8 @@ def name_neighbour(toks: list[Tok], k: int, text: str) -> bool:
         gap = text[toks[lo].end : toks[hi].start]
         if gap.strip(" .") or len(gap) > 3 or gap.count(".") > 1:
             continue
+        if "." in gap and len(toks[lo].text) != 1:
+            continue  # "The Shining. Abraham Lincoln": a sentence ends there (only an initial takes a '.')
         u = toks[j]
         if not u.cap or u.upper and len(u.text) > 1:
             continue

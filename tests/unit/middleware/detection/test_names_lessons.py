@@ -1,0 +1,118 @@
+"""Issue #12, third round: what a language lesson and an open chat add to the classes of
+``test_names_public.py`` — exclamations, places after a preposition, titles of works before a
+sentence break, names coordinated with a public figure, a teacher's exercise material and a
+learner echoing it, late "it's X" — and the people of the learner's life, who must stay found
+(a name masked once is masked wherever it comes back; a real name used in an exercise stays masked)."""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.detection.base import TurnContext
+from middleware.detection.cascade import Cascade
+from middleware.detection.memory import SessionMemory
+
+
+@pytest.fixture(scope="module")
+def cascade() -> Cascade:
+    return Cascade()
+
+
+def _names(cascade: Cascade, text: str, role: str = "student", memory: SessionMemory | None = None) -> list[str]:
+    mem = memory if memory is not None else cascade.new_memory()
+    spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)
+    return [text[s.start : s.end] for s in spans if s.label == "NAME"]
+
+
+def _session(cascade: Cascade, turns: list[tuple[str, str]]) -> list[list[str]]:
+    mem = cascade.new_memory()
+    return [_names(cascade, text, role, mem) for role, text in turns]
+
+
+@pytest.mark.parametrize("text", ["Lovely! Do you speak Portuguese with her?", "Brilliant! See you Friday.", "Sweet! That works."])
+def test_an_ordinary_word_said_as_an_exclamation_is_kept(cascade, text):
+    assert _names(cascade, text, role="teacher") == []
+
+
+@pytest.mark.parametrize("text", [
+    "I learned British English in school in Kraków.", "I was born in Kraków and moved to Wrocław.",
+    "Nice, I've been to Gdańsk.", "I'm from Łódź originally.",
+])
+def test_a_place_after_in_or_after_moving_to_or_being_from_is_kept(cascade, text):
+    assert _names(cascade, text) == []
+
+
+def test_a_person_after_a_preposition_stays_a_person(cascade):
+    assert _names(cascade, "We need to fill in Riteshni on what we did.", role="teacher") == ["Riteshni"]
+    assert _names(cascade, "We met in Zofia's flat.") == ["Zofia"]
+    assert _names(cascade, "I talked to Zofia yesterday.") == ["Zofia"]
+
+
+def test_a_title_of_a_work_before_a_sentence_break_is_no_name_part(cascade):
+    assert _names(cascade, "Yes, It and The Shining. Abraham Lincoln also loved reading.", role="tutor") == []
+
+
+def test_a_bare_name_coordinated_with_a_public_figure_is_kept(cascade):
+    assert _names(cascade, "I like Taylor Swift and Kendrick.") == []
+    assert _names(cascade, "Kendrick or Taylor Swift, who is better?") == []
+    assert _names(cascade, "I went to see Taylor Swift with my friend Kendrick.") == ["Kendrick"]
+
+
+def test_a_teachers_exercise_and_a_learner_echoing_it_keep_their_example_names(cascade):
+    out = _session(cascade, [
+        ("teacher", "Let's practise the passive. Read this sentence: Kate's proposal was flatly rejected by the board."),
+        ("student", "Kate's proposal was rejected"),
+        ("teacher", "Good. For example: Tom wrote the letter. The letter was written by Tom."),
+        ("student", "The letter was written by Tom."),
+        ("teacher", "Perfect! Next sentence: 1. Peter ___ (go) to school every day."),
+        ("student", "Peter goes to school every day"),
+        ("teacher", "Repeat after me: My name is Sarah and I live in London."),
+        ("student", "My name is Sarah and I live in London."),
+    ])
+    assert out == [[]] * 8
+
+
+def test_a_real_name_in_an_exercise_or_an_echo_stays_masked(cascade):
+    out = _session(cascade, [
+        ("teacher", "Hi Olga, ready?"),
+        ("teacher", "Read this sentence: Olga went to the shop with Mateo."),
+        ("student", "Olga went to the shop with my son Mateo."),
+        ("student", "Sorry, my son Mateo is sick today."),
+        ("teacher", "Read this sentence: Mateo went to the shop."),
+    ])
+    assert out == [["Olga"], ["Olga"], ["Olga", "Mateo"], ["Mateo"], ["Mateo"]]
+
+
+def test_a_name_masked_once_is_masked_wherever_it_comes_back(cascade):
+    out = _session(cascade, [
+        ("tutor", "How was your week?"),
+        ("student", "Busy. Mateo starts nursery on Monday."),
+        ("tutor", "Oh exciting! Is he nervous?"),
+        ("student", "A little. Yes! Mateo loves him, the teacher I mean."),
+    ])
+    assert out == [[], ["Mateo"], [], ["Mateo"]]
+
+
+def test_its_x_late_in_a_session_is_no_introduction(cascade):
+    mem = cascade.new_memory()
+    for text in ("Do you watch football?", "Yes, every Sunday.", "Who is the lefty quarterback?", "I forget his name."):
+        _names(cascade, text, memory=mem)
+    spans = cascade.detect("Yeah, it's Kellan Moore, right?", TurnContext(role="tutor", session_id="s"), mem)
+    assert all(s.evidence != "intro" for s in spans)
+    early = cascade.new_memory()
+    spans = cascade.detect("It's Maria, sorry I'm late!", TurnContext(role="student", session_id="s"), early)
+    assert [s.evidence for s in spans if s.label == "NAME"] == ["intro"]
+    late = cascade.new_memory()
+    for text in ("Hello?", "Anyone there?", "Testing the chat."):
+        _names(cascade, text, memory=late)
+    spans = cascade.detect("Hi, it's Maria!", TurnContext(role="student", session_id="s"), late)
+    assert [s.evidence for s in spans if s.label == "NAME"] == ["intro"]
+
+
+def test_the_exercise_memory_survives_storage_and_is_left_out_while_empty():
+    mem = SessionMemory()
+    assert "examples" not in mem.to_dict() and "example_words" not in mem.to_dict()
+    mem.examples.add("kate")
+    mem.example_words.extend(["kate", "proposal", "rejected"])
+    back = SessionMemory.from_dict(mem.to_dict())
+    assert back.examples == {"kate"} and back.example_words == ["kate", "proposal", "rejected"]
