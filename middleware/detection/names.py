@@ -243,6 +243,9 @@ class NameFinder:
             if cue == "intro":
                 turn.intro.add(k)
             return
+        if not cue and t.lower and ((len(t.text) <= 2 and not (k >= 1 and turn.lows[k - 1] in GREETINGS))
+                                    or (k >= 1 and turn.lows[k - 1] in ("a", "an", "the"))):
+            return  # "jv", "ty"; "as a junior", "the rock": a lowercase name needs a cue ("hi jo")
         if cue == "title" and k >= 1 and toks[k - 1].low in ("coach", "miss") and public_talk(memory):
             cue = ""  # "coach Gruden", "I miss Peyton" in a conversation about sport: not a title
         # 3. weaker evidence: titles, lexicon, memory learnt from lexicon, NER

@@ -138,6 +138,11 @@ def _by_sentence(toks: list[Tok], k: int, text: str, talk: bool, sent: int) -> K
         return k, k, "keep-public"  # "even with coach McVay", "trade for Clinton-Dix in the NFL"
     if talk and t.info.last_rank < t.info.first_rank and not (k + 1 < len(toks) and name_neighbour(toks, k, text)):
         return k, k, "keep-public"
+    # a capitalised name no name table knows ("Mahomes", "Siemian"), alone, in talk about public
+    # life: the people of one's life have names the tables know, and a relation word or an
+    # address would have claimed them before
+    if talk and t.cap and not t.upper and not t.sent_init and name_class(t) == "unknown" and not name_neighbour(toks, k, text):
+        return k, k, "keep-public"
     return None
 
 
@@ -226,8 +231,8 @@ def _by_shape(toks: list[Tok], lows: list[str], k: int, text: str, memory: Sessi
     return None
 
 
-#: "in Kraków", "moved to Wrocław", "I'm from Łódź": where a capitalised word after these is a
-#: place. "in" alone ("born in", "live in", "in Lisbon"): people are rarely "in" someone; "to" and
+#: "in Kraków", "moved to Wrocław", "I'm from Łódź", "from Pittsburgh to Cleveland": where a
+#: capitalised word after these is a place. "in" alone ("born in", "live in", "in Lisbon"): people are rarely "in" someone; "to" and
 #: "from" only after a verb of moving or being from ("talked to Maria", "a letter from Kevin" stay people).
 _MOTION = frozenset("""moved move moving went go goes going gone been flew fly flying travel travelled traveled travelling
     drove drive came come comes coming returned return trip trips back way""".split())
@@ -248,7 +253,7 @@ def _place_after_preposition(toks: list[Tok], lows: list[str], k: int, text: str
         return None
     prev = lows[k - 1]
     prev2 = lows[k - 2] if k >= 2 else ""
-    if not ((prev == "in" and prev2 not in _IN_PERSON) or (prev == "to" and prev2 in _MOTION)
+    if not ((prev == "in" and prev2 not in _IN_PERSON) or (prev == "to" and (prev2 in _MOTION or "places" in classes_of(prev2)))
             or (prev == "from" and prev2 in _ORIGIN)):
         return None
     b = k

@@ -81,6 +81,10 @@ def tokenize(text: str, lex: Lexicon) -> list[Tok]:
             parts = [lex.info(p) for p in w.split("-") if p]
             if parts and all(p.is_name and p.logp_lower < -13 for p in parts):
                 info = TokenInfo(min(p.first_rank for p in parts), min(p.last_rank for p in parts), ABSENT, ABSENT)
+            elif w[0].isupper() and not w.isupper() and all(p[:1].isupper() for p in w.split("-")) \
+                    and any(p.is_name for p in parts):
+                # "Green-Ellis", "Clinton-Dix": a double-barrelled name, not an ordinary word
+                info = TokenInfo(min(p.first_rank for p in parts), min(p.last_rank for p in parts), ABSENT, ABSENT)
             elif any(p.logp_lower > ABSENT for p in parts):  # "one-third", "uh-huh": ordinary words
                 info = TokenInfo(logp_lower=max(p.logp_lower for p in parts), logp_title=ABSENT)
         if info is UNKNOWN and len(w) > 4 and w[-1] in "sS":

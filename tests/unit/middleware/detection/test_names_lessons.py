@@ -116,3 +116,33 @@ def test_the_exercise_memory_survives_storage_and_is_left_out_while_empty():
     mem.example_words.extend(["kate", "proposal", "rejected"])
     back = SessionMemory.from_dict(mem.to_dict())
     assert back.examples == {"kate"} and back.example_words == ["kate", "proposal", "rejected"]
+
+
+def _sport_chat(cascade: Cascade) -> SessionMemory:
+    mem = cascade.new_memory()
+    _names(cascade, "I watch the NFL every season, the quarterbacks are amazing.", memory=mem)
+    _names(cascade, "Do you like football too? My team lost again.", role="tutor", memory=mem)
+    return mem
+
+
+def test_in_sport_talk_a_name_no_table_knows_and_a_double_barrelled_surname_are_public(cascade):
+    mem = _sport_chat(cascade)
+    assert _names(cascade, "Yeah, but Mahomes is a beast though.", memory=mem) == []
+    assert _names(cascade, "Did you know Benjarvus Green-Ellis never fumbled?", memory=mem) == []
+    # ... the people of one's life are still found there
+    assert _names(cascade, "My nephew Jaxtyn plays too, and Mateo starts nursery on Monday.", memory=mem) == ["Jaxtyn", "Mateo"]
+    assert _names(cascade, "my friend Anna Smith-Jones came with me", memory=mem) == ["Anna Smith-Jones"]
+
+
+@pytest.mark.parametrize("text", ["his jv coach never played him", "he entered college as a junior", "what a joy"])
+def test_a_lowercase_word_after_an_article_or_of_two_letters_is_no_name(cascade, text):
+    assert _names(cascade, text) == []
+
+
+def test_a_short_lowercase_name_known_to_the_session_is_still_found(cascade):
+    assert _session(cascade, [("student", "My son Bo is sick."), ("student", "yes bo has a fever")]) == [["Bo"], ["bo"]]
+
+
+@pytest.mark.parametrize("text", ["Atlanta is so hot in summer.", "Kraków is beautiful in spring.", "We drove from Pittsburgh to Cleveland."])
+def test_world_cities_are_places(cascade, text):
+    assert _names(cascade, text) == []
