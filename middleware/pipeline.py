@@ -208,6 +208,9 @@ class Pipeline:
         for i, text in enumerate(samples):
             self.process_sync(InputTurn(session_id=sid, turn_id=i, role="student", text=text, sent_at=0.0))
         self.sessions.drop(sid)
+        prepare = getattr(self.replacer, "warm_up", None)  # a replacer's own lazy tables (optional hook)
+        if prepare is not None:
+            prepare()
 
     def render(self, turn: InputTurn, state: SessionState, spans: list[Span], mode: str,
                degraded: bool = False) -> OutputTurn:

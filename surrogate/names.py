@@ -61,7 +61,11 @@ class NameTables:
 
     # ---- classification ------------------------------------------------------------------
     def classify(self, token: str) -> NameInfo | None:
-        code = self._classify.get(fold(token))
+        return self.classify_folded(fold(token))
+
+    def classify_folded(self, key: str) -> NameInfo | None:
+        """:meth:`classify` of a token already folded (``fold(token)``)."""
+        code = self._classify.get(key)
         if code is None:
             return None
         return NameInfo(code[0], self.regions[int(code[1])], code[2], code[3:4] == "t", code[3:4] == "w")

@@ -121,27 +121,47 @@ def data_path():
 
 class Origins:
     def __init__(self, data: dict) -> None:
+        # Compact on purpose (a worker holds this for its lifetime, and a larger heap costs every
+        # garbage collection): one string object per distinct name or key, and one frozenset per
+        # distinct set of groups (~700 of them, shared by ~53k keys) instead of a set per key.
+        strings: dict[str, str] = {}
+        one = strings.setdefault
         self.faker_version: str = data.get("faker", "")
-        self.english = frozenset(n.casefold() for n in data["english"])
-        self._exact: dict[str, set[str]] = {}
-        self._folded: dict[str, set[str]] = {}
-        self._gender: dict[tuple[str, str], str] = {}
+        self.english = frozenset(one(c, c) for c in (n.casefold() for n in data["english"]))
+        sets: dict[frozenset[str], frozenset[str]] = {}
+        none: frozenset[str] = frozenset()
+
+        def add(table: dict[str, frozenset[str]], key: str, group: str) -> None:
+            have = table.get(key, none)
+            if group not in have:
+                grown = have | {group}
+                table[key] = sets.setdefault(grown, grown)
+
+        self._exact: dict[str, frozenset[str]] = {}
+        self._folded: dict[str, frozenset[str]] = {}
+        #: group -> casefolded first name -> "F" / "M" (the first list that holds it)
+        self._gender: dict[str, dict[str, str]] = {}
         raw: dict[str, dict[str, list[str]]] = data["groups"]
         for group, p in raw.items():
+            genders = self._gender.setdefault(group, {})
             for kind in ("F", "M"):
                 for x in p[kind]:
-                    self._gender.setdefault((group, x.casefold()), kind)
+                    c = x.casefold()
+                    genders.setdefault(one(c, c), kind)
             for x in (*p["F"], *p["M"], *p["N"], *p["L"]):
-                self._exact.setdefault(x.casefold(), set()).add(group)
+                c = x.casefold()
+                add(self._exact, one(c, c), group)
                 if not x.isascii():  # an ASCII name folds to itself: found by _exact already
-                    self._folded.setdefault(_fold(x), set()).add(group)
+                    f = _fold(x)
+                    add(self._folded, one(f, f), group)
         self.pools: dict[str, dict[str, tuple[str, ...]]] = {}
         for group, p in raw.items():
             out: dict[str, tuple[str, ...]] = {}
             for kind in ("F", "M", "N", "L"):
                 names = p[kind] if kind != "N" else (p["N"] or _interleave(p["F"], p["M"]))
                 own = tuple(x for x in names if self._exact.get(x.casefold()) == {group} and x.casefold() not in self.english)
-                out[kind] = own if len(own) >= _MIN_OWN else tuple(x for x in names if x.casefold() not in self.english)
+                out[kind] = tuple(one(x, x) for x in (
+                    own if len(own) >= _MIN_OWN else tuple(x for x in names if x.casefold() not in self.english)))
             self.pools[group] = out
 
     # ---- classification ----------------------------------------------------------------------
@@ -206,7 +226,8 @@ class Origins:
         return top[0] if best > 0 and len(top) == 1 else None
 
     def gender(self, group: str, token: str) -> str | None:
-        return self._gender.get((group, token.casefold()))
+        genders = self._gender.get(group)
+        return genders.get(token.casefold()) if genders is not None else None
 
     # ---- generation ---------------------------------------------------------------------------
     def pool(self, group: str, role: str, gender: str | None) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import weakref
 from typing import Callable
 
 from middleware.detection.base import Span, resolve_overlaps
@@ -84,7 +85,8 @@ class SurrogateReplacer:
             raise ValueError("surrogate secret is empty")
         self._tables = tables
         self._origins = None
-        self._group_pools: dict[tuple, tuple[str, ...]] = {}
+        self._pools: dict[tuple, tuple[str, ...]] | None = None
+        self._classify_memo: dict[str, tuple[str, NameInfo]] | None = None
         self.fuzzy_names = fuzzy_names
         self.fuzzy_min_length = fuzzy_min_length
         self._tagger = TagReplacer()
@@ -137,6 +139,50 @@ class SurrogateReplacer:
             self._origins = load_origins()
         return self._origins
 
+    @property
+    def _group_pools(self) -> dict[tuple, tuple[str, ...]]:
+        """The group pools filled so far: shared by every replacer on the same name tables (the
+        pools depend on the tables and the shipped lists only), so a process fills each once."""
+        if self._pools is None:
+            self._pools = _SHARED_POOLS.setdefault(self.tables, {})
+        return self._pools
+
+    def warm_up(self) -> None:
+        """Fill the group pools of every name-origin group now (~0.2 s, ~1-2 MB): filtering a
+        group's lists (up to ~3,600 names) costs 1-12 ms in the turn that first needs it, a stall
+        every turn queued behind it waits for. Not the whole-name pools of Chinese / Korean (tens
+        of thousands of combinations each: filled when a session needs one)."""
+        pools = self._group_pools
+        if pools.get(_WARM) is not None:
+            return
+        o = self.origins
+        self._classify_memo = {}
+        try:
+            regions = (None, _ALL, *self.tables.regions)
+            for group in o.pools:
+                for gender in ("F", "M", "N"):
+                    for region in regions:
+                        self._group_pool(group, "first", gender, "X", region)  # one letter: never a whole name
+                for base in (("X", "Xa") if group in _GENDERED_SURNAMES else ("X",)):
+                    for region in regions:
+                        self._group_pool(group, "last", None, base, region)
+        finally:
+            self._classify_memo = None
+        pools[_WARM] = ()
+
+    def _facts(self, name: str) -> tuple[str, NameInfo]:
+        """(``fold(name)``, the tables' classification) of a pool name. While ``warm_up`` runs:
+        memoised, and without filling ``fold``'s LRU cache (the ~30k pool names would hold ~4 MB
+        of it for the life of the process)."""
+        memo = self._classify_memo
+        if memo is None:
+            return fold(name), self.tables.classify(name) or _NO_INFO
+        got = memo.get(name)
+        if got is None:
+            key = _fold_uncached(name)
+            got = memo[name] = (key, self.tables.classify_folded(key) or _NO_INFO)
+        return got
+
     def _group_pool(self, group: str, role: str, gender: str | None, base: str, region: str | None = None) -> tuple[str, ...]:
         """Surrogate candidates of a name's language / country group: letters only, not everyday
         words; a whole name (surname + given name) for a one-token Chinese / Korean name. With the
@@ -146,29 +192,32 @@ class SurrogateReplacer:
 
         whole = group in UNSPACED and role != "last" and len(base) >= 2
         key = (group, role if role == "last" else "first", gender, whole, region)
-        got = self._group_pools.get(key)
+        pools = self._group_pools
+        got = pools.get(key)
         if got is None:
             if region is not None and region is not _ALL:
                 wide = self._group_pool(group, role, gender, base, _ALL)
-                same = tuple(n for n in wide if (self.tables.classify(n) or _NO_INFO).region == region)
+                same = tuple(n for n in wide if self._facts(n)[1].region == region)
                 got = same if len(same) >= 20 else wide
+            elif region is None and (group, key[1], gender, whole, _ALL) in pools:
+                got = pools[(group, key[1], gender, whole, _ALL)]  # the same names: share the tuple
             else:
                 o = self.origins
                 raw = o.full_pool(group, gender) if whole else o.pool(group, "last" if role == "last" else "first", gender)
                 common = common_words()
                 got = tuple(n for n in raw if n.isalpha() and len(n) >= (2 if not n.isascii() else 3)
-                            and fold(n) not in common and not (self.tables.classify(n) or _NO_INFO).wordlike)
-            self._group_pools[key] = got
+                            and (facts := self._facts(n))[0] not in common and not facts[1].wordlike)
+            pools[key] = got
         if region is _ALL:
             return got
         if role == "last" and group in _GENDERED_SURNAMES:
             # "Иванов" / "Иванова", "Novák" / "Nováková": a surname keeps the grammatical gender of the original
             fem = _FEMININE_SURNAME.search(base) is not None
             gkey = (*key, fem)
-            same = self._group_pools.get(gkey)
+            same = pools.get(gkey)
             if same is None:
                 same = tuple(n for n in got if (_FEMININE_SURNAME.search(n) is not None) == fem)
-                same = self._group_pools[gkey] = same if len(same) >= 20 else got
+                same = pools[gkey] = same if len(same) >= 20 else got
             return same
         return got
 
@@ -724,6 +773,10 @@ class SurrogateReplacer:
 
 _NO_INFO = NameInfo("N", "", "f")
 _ALL = "*"  # _group_pool: the group's whole pool, before the surname-gender choice
+_WARM = ("warm",)  # in the shared pools: warm_up has filled them
+_fold_uncached = fold.__wrapped__
+#: name tables -> their group pools (see SurrogateReplacer._group_pools)
+_SHARED_POOLS: "weakref.WeakKeyDictionary[NameTables, dict[tuple, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
 #: Groups whose surnames change with gender, and the feminine endings ("-ова", "-ová", "-ska").
 _GENDERED_SURNAMES = frozenset({"Russian", "Ukrainian", "Bulgarian", "Czech-Slovak", "Polish", "Baltic"})
 _FEMININE_SURNAME = re.compile(r"(?:[аяa]|ová|ská|cká|ska|cka|dzka|ienė|aitė|ytė|ūtė|ova|eva)$", re.IGNORECASE)
