@@ -86,7 +86,7 @@ class SurrogateReplacer:
         self._tables = tables
         self._origins = None
         self._pools: dict[tuple, tuple[str, ...]] | None = None
-        self._classify_memo: dict[str, tuple[str, NameInfo]] | None = None
+        self._classify_memo: dict[str, tuple[bool, str]] | None = None
         self.fuzzy_names = fuzzy_names
         self.fuzzy_min_length = fuzzy_min_length
         self._tagger = TagReplacer()
@@ -170,17 +170,21 @@ class SurrogateReplacer:
             self._classify_memo = None
         pools[_WARM] = ()
 
-    def _facts(self, name: str) -> tuple[str, NameInfo]:
-        """(``fold(name)``, the tables' classification) of a pool name. While ``warm_up`` runs:
-        memoised, and without filling ``fold``'s LRU cache (the ~30k pool names would hold ~4 MB
-        of it for the life of the process)."""
+    def _traits(self, name: str) -> tuple[bool, str]:
+        """(an everyday word: in ``common_words()`` or word-like in the tables, the tables' UN
+        region or "") of a pool name. While ``warm_up`` runs: memoised (one shared tuple per
+        distinct answer), and without filling ``fold``'s LRU cache (the ~30k pool names would
+        hold ~4 MB of it for the life of the process)."""
         memo = self._classify_memo
         if memo is None:
-            return fold(name), self.tables.classify(name) or _NO_INFO
+            info = self.tables.classify(name) or _NO_INFO
+            return fold(name) in common_words() or info.wordlike, info.region
         got = memo.get(name)
         if got is None:
             key = _fold_uncached(name)
-            got = memo[name] = (key, self.tables.classify_folded(key) or _NO_INFO)
+            info = self.tables.classify_folded(key) or _NO_INFO
+            got = (key in common_words() or info.wordlike, info.region)
+            got = memo[name] = _TRAITS.setdefault(got, got)
         return got
 
     def _group_pool(self, group: str, role: str, gender: str | None, base: str, region: str | None = None) -> tuple[str, ...]:
@@ -197,16 +201,15 @@ class SurrogateReplacer:
         if got is None:
             if region is not None and region is not _ALL:
                 wide = self._group_pool(group, role, gender, base, _ALL)
-                same = tuple(n for n in wide if self._facts(n)[1].region == region)
+                same = tuple(n for n in wide if self._traits(n)[1] == region)
                 got = same if len(same) >= 20 else wide
             elif region is None and (group, key[1], gender, whole, _ALL) in pools:
                 got = pools[(group, key[1], gender, whole, _ALL)]  # the same names: share the tuple
             else:
                 o = self.origins
                 raw = o.full_pool(group, gender) if whole else o.pool(group, "last" if role == "last" else "first", gender)
-                common = common_words()
                 got = tuple(n for n in raw if n.isalpha() and len(n) >= (2 if not n.isascii() else 3)
-                            and (facts := self._facts(n))[0] not in common and not facts[1].wordlike)
+                            and not self._traits(n)[0])
             pools[key] = got
         if region is _ALL:
             return got
@@ -775,6 +778,7 @@ _NO_INFO = NameInfo("N", "", "f")
 _ALL = "*"  # _group_pool: the group's whole pool, before the surname-gender choice
 _WARM = ("warm",)  # in the shared pools: warm_up has filled them
 _fold_uncached = fold.__wrapped__
+_TRAITS: dict[tuple[bool, str], tuple[bool, str]] = {}
 #: name tables -> their group pools (see SurrogateReplacer._group_pools)
 _SHARED_POOLS: "weakref.WeakKeyDictionary[NameTables, dict[tuple, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
 #: Groups whose surnames change with gender, and the feminine endings ("-ова", "-ová", "-ska").
