@@ -376,7 +376,7 @@ class NameFinder:
                       and not (sig["famous"] or sig["famous_full"]) else "keep-public")
             return
         sent = sentence(text, t.start, t.end)
-        if ((kept or (sig["hyp"] and MATHS_Q.search(sent))) and not cue and strength <= 0
+        if ((kept or MATHS_Q.search(sent)) and not cue and strength <= 0
                 and (turn.ctx.role or "").strip().casefold() not in LEARNER_ROLES
                 and story_character(toks, text, k, sig, memory, sent)):
             turn.story.append(k)  # a word-problem character unless someone is addressed in this turn (below)

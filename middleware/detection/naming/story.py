@@ -143,11 +143,16 @@ def story_character(toks: list, text: str, k: int, sig: dict, memory: SessionMem
     problem") or speaks of the actor as he/she, or the session already kept this name as a
     character. Direct address ("Bye Sofia") and known people never reach this point, and the
     caller drops the rule for a turn that addresses anyone."""
-    if memory.classroom or memory.addressed() >= 2 or sig["pers"] or sig["family"] or sig["pinfo"] or sig["speech"]:
-        return False
-    if LETS.search(sent):
-        return False
     n = len(toks)
+    passive = (k >= 2 and toks[k - 1].low == "by" and toks[k - 2].low.endswith("ed")
+               and text[toks[k - 2].end : toks[k].start].strip() == "by")
+    # "We need to subtract the windows washed by Lucy": the agent of a problem verb in a sentence
+    # that does maths is a character even when the tutor says "we"
+    maths_agent = passive and toks[k - 2].low in _PROBLEM_VERBS and bool(MATHS_Q.search(sent))
+    if memory.classroom or memory.addressed() >= 2 or sig["family"] or sig["pinfo"] or sig["speech"]:
+        return False
+    if (sig["pers"] or LETS.search(sent)) and not maths_agent:
+        return False
     j = k + 1
     if j + 1 < n and toks[j].low == "and" and toks[j + 1].cap:
         j += 2
@@ -157,14 +162,23 @@ def story_character(toks: list, text: str, k: int, sig: dict, memory: SessionMem
         w2 = toks[j + 1].low if j + 1 < n else ""
         if w1 in _PROBLEM_VERBS:
             subject = not (w1 in ("has", "have", "had") and (w2 in _PARTICIPLE_IRREGULAR or (w2.endswith("ed") and len(w2) > 4)))
-    passive = (k >= 2 and toks[k - 1].low == "by" and toks[k - 2].low.endswith("ed")
-               and text[toks[k - 2].end : toks[k].start].strip() == "by")
+        elif w1 in ("is", "was", "are", "were") and _progressive_of_problem_verb(w2):
+            subject = True  # "Heloise is painting a brick"
     if not (subject or passive):
         return False
     if sig["kept_mem"]:
         return True
     return bool(sig["qty"] or sig["tqty"] or sig["storyw"] or sig["hyp"] or sig["third"] or sig["howmany"]
                 or MATHS_Q.search(sent))
+
+
+def _progressive_of_problem_verb(w: str) -> bool:
+    """"painting", "baking", "running", "washing": the -ing form of a word-problem verb."""
+    if not w.endswith("ing") or len(w) < 6:
+        return False
+    stem = w[:-3]
+    # paint-ing -> paints, wash-ing -> washes, bak-ing -> bakes, runn-ing -> runs
+    return any(f in _PROBLEM_VERBS for f in (stem + "s", stem + "es", stem + "e" + "s", stem[:-1] + "s"))
 
 
 def coordinated_with(toks: list, text: str, k: int, kept: set[int]) -> bool:

@@ -42,7 +42,9 @@ STOP = frozenset(
     honey sweetie sweetheart darling hon kiddo pal champ love babe baby
     sh shh shhh sssh ssh yay yey yah oy unm umm uhm uhh mm mmm mhm ugh eh aw aww ooh ohh whoa yikes geez jeez gosh duh meh
     ha haha hah woah gee jr sr
-    way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't""".split()
+    way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't
+    ive youre dont cant didnt doesnt isnt wasnt wont thats whats theyre weve youve theres wouldnt couldnt
+    shouldnt arent werent havent hasnt""".split()
 ) | TITLES
 #: Stop words that are also first names: a name only when capitalised mid-sentence after a greeting.
 NAME_STOPS = frozenset({"will", "may"})
@@ -167,9 +169,20 @@ def looks_like_word(low: str, lex: Lexicon, common: float = -12.0) -> bool:
     return hit
 
 
+#: Laughter and its spellings: "haha", "hahaaaa", "hehe", "lol", "lmao".
+_LAUGH = re.compile(r"(?:h+a+){2,}h*|a*(?:h+a+)+h+|(?:h+e+){2,}h*|l+o+l+|lm+f?a+o+|ro+fl+")
+_RUN3 = re.compile(r"(.)\1{2,}")
+
+
 def _looks_like_word(low: str, lex: Lexicon, common: float) -> bool:
     if low in CURRICULAR_WORDS or any(b in CURRICULAR_WORDS for b in _inflections(low)):
         return True
+    if _LAUGH.fullmatch(low):
+        return True
+    if _RUN3.search(low):  # "Sooo", "Gooood", "Yesss": a word typed with a letter held down
+        for squeezed in (_RUN3.sub(r"\1", low), _RUN3.sub(r"\1\1", low)):
+            if lex.info(squeezed).logp_lower > common:
+                return True
     if _CONTRACTION.search(low):
         return True  # you've, doesn't, we're, they'll: never a name
     if not 4 <= len(low) <= 14 or not low.isalpha():

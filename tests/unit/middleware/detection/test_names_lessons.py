@@ -146,3 +146,20 @@ def test_a_short_lowercase_name_known_to_the_session_is_still_found(cascade):
 @pytest.mark.parametrize("text", ["Atlanta is so hot in summer.", "Kraków is beautiful in spring.", "We drove from Pittsburgh to Cleveland."])
 def test_world_cities_are_places(cascade, text):
     assert _names(cascade, text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "In this question, Heloise is painting a rectangular brick.",          # a progressive problem verb
+    "We need to subtract total windows from the windows washed by lucy and Kevin.",  # the agents of a problem verb
+])
+def test_word_problem_characters_told_by_a_tutor_are_kept(cascade, text):
+    assert _names(cascade, text, role="tutor") == []
+
+
+def test_a_person_talked_about_with_we_is_still_found(cascade):
+    assert _names(cascade, "We were helped by Kevin yesterday, he is my neighbour.", role="tutor") == ["Kevin"]
+
+
+@pytest.mark.parametrize("text", ["Hahaaaa that is true", "Sooo cool", "hehehe ok", "Ive heard of that one"])
+def test_laughter_held_letters_and_contractions_without_apostrophe_are_words(cascade, text):
+    assert _names(cascade, text) == []
