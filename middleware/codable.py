@@ -73,9 +73,14 @@ def require_codable(cls: type, what: str) -> type[StateCodable]:
     )
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(obj: Any) -> Any:
     """JSON-serialisable form of a field value: sets as sorted lists, tuples as lists, dict keys as
     str, a nested :class:`StateCodable` part by its own ``to_dict``, a dataclass field by field."""
+    if type(obj) in _SCALARS:  # most values (words, numbers): no ABC check (a state is fingerprinted every turn)
+        return obj
     if isinstance(obj, StateCodable):
         return obj.to_dict()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
