@@ -52,7 +52,7 @@ from .naming.tokens import (  # noqa: F401  (re-exported: the name finder's voca
     split_word,
     tokenize,
 )
-from .public import topic_cues
+from .public import RELATIONS, topic_cues
 from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
 #: Candidates reviewed (keep rules + model) per turn; beyond this a turn is pathological and the
@@ -216,6 +216,8 @@ class NameFinder:
             return  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
         memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
         cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
+        if not cue and strength < 1.0 and t.low in RELATIONS:
+            return  # "Meine Schwester Anke", "Mi Hermana": the relation, not the name
         if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
             if t.cap:
                 turn.keep(t.start, t.end, "keep-problem")

@@ -94,8 +94,25 @@ RELATIONS = frozenset(
     workmate boss manager roommate flatmate housemate nephew niece stepmom stepdad stepmother stepfather
     stepsister stepbrother in-law godmother godfather mentor student students pupil pupils doctor dentist
     nanny babysitter landlord landlady coach trainer""".split()
+) | frozenset(
+    # the same in the languages learners practise most (Spanish, French, German, Italian, Portuguese):
+    # "mi hija Lucía", "mon mari Julien", "meine Schwester Anna"
+    """hijo hija hijos hijas hermano hermana madre padre mamá papá esposo esposa marido mujer novio novia amigo amiga
+    abuelo abuela tío tía primo prima sobrino sobrina jefe jefa compañero compañera vecino vecina suegra suegro nieto nieta
+    fils fille frère soeur sœur mère père maman mari femme copain copine ami amie grand-mère grand-père oncle tante
+    cousine neveu nièce patron patronne collègue voisin voisine belle-mère beau-père
+    sohn tochter bruder schwester mutter vater oma opa onkel neffe nichte chef chefin kollege kollegin nachbar nachbarin
+    freund freundin
+    figlio figlia fratello sorella mamma papà marito moglie amico amica nonno nonna zio zia cugino cugina nipote capo
+    collega vicino vicina fidanzato fidanzata
+    filho filha irmão irmã mãe pai avô avó tio tia sobrinho sobrinha chefe colega vizinho vizinha namorado namorada""".split()
 )
-_POSSESSIVE = frozenset("my our your his her their".split())
+#: Possessives before a relation word ("my", and "mi", "mon", "meine", "mio", "minha", ...).
+POSSESSIVES = frozenset(
+    """my our your his her their mi mis tu nuestro nuestra mon ma mes notre nos ton ta mein meine meinem meinen meiner
+    unser unsere mio mia miei mie nostro nostra meu minha meus minhas nosso nossa""".split()
+)
+_POSSESSIVE = POSSESSIVES
 
 
 @functools.lru_cache(maxsize=1)

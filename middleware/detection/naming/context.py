@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..memory import SessionMemory
+from ..public import POSSESSIVES  # noqa: F401  ("my", "mi", "mon", "meine", ...: before a relation word)
 
 PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're|I’m|you’re|we’re)\b", re.IGNORECASE)
 PERSONAL_1_2 = re.compile(r"\b(?:I|you|me|my|your|I'm|you're|I’m|you’re)\b", re.IGNORECASE)
@@ -24,7 +25,6 @@ CLASSROOM = re.compile(
     r"partners?|groups?|line up|your seats?|eyes on me)\b", re.IGNORECASE)
 STORY = re.compile(r"\b(?:question|problem|story)\b", re.IGNORECASE)
 FAMILY = frozenset("mom mum mother dad father sister brother aunt uncle cousin grandma grandpa grandmother grandfather friend friends son daughter wife husband teacher tutor neighbor neighbour classmate".split())
-POSSESSIVES = frozenset("my your his her our their".split())
 PRONOUN_12 = frozenset("i me you we us my your".split())
 PREPOSITIONS = frozenset("with to for from at by of on about like than after before behind next between and or".split())
 HYPOTHETICAL = re.compile(r"(?:if|suppose|imagine|say|let's say|let’s say|what if)\b", re.IGNORECASE)

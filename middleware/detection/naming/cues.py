@@ -94,6 +94,8 @@ def _greeting(toks: list[Tok], k: int, prev: list[str], gap_prev: str, gap_next:
     nxt_boundary = _boundary_after(toks, k, gap_next)
     if prev and prev[-1] in GREETINGS and re.fullmatch(r"[ ,!]*", gap_prev or " "):
         g = prev[-1]
+        if "!" in gap_prev and not nxt_boundary:
+            return None  # "Hi! Hope you're well", "Hola! Muy bien": a new sentence, not a vocative
         if g in ("morning", "afternoon", "evening", "night") and not (len(prev) >= 2 and prev[-2] == "good"):
             return ""
         if t.low in NAME_STOPS and not (t.cap and nxt_boundary):

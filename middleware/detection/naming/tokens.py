@@ -20,9 +20,16 @@ GREETINGS = frozenset(
     dear morning afternoon evening night job done work try sorry yes yeah yep okay ok alright right
     great good excellent awesome perfect correct wow sure nice cool well fantastic amazing brilliant
     bravo please see later cheers listen look wait""".split()
+) | frozenset(
+    # greetings of the languages learners practise: "¡Hola Carmen!", "Bonjour Amélie", "Buenos días Ana"
+    """hola buenos buenas días tardes noches bonjour bonsoir salut coucou ciao buongiorno buonasera hallo servus
+    tag morgen abend olá hej ahoj szia cześć czesc privet merhaba namaste konnichiwa
+    gracias merci danke grazie obrigado obrigada adiós adios""".split()
 )
 #: Greetings strong enough to tag a following name token even when text continues ("Hi Maria can ...").
-STRONG_GREETINGS = frozenset("hi hello hey heya hiya howdy bye goodbye dear thanks thx welcome congrats congratulations morning afternoon evening".split())
+STRONG_GREETINGS = frozenset("""hi hello hey heya hiya howdy bye goodbye dear thanks thx welcome congrats congratulations morning
+    afternoon evening hola días tardes noches bonjour bonsoir salut coucou ciao buongiorno buonasera hallo servus
+    olá hej ahoj szia cześć czesc privet merhaba gracias merci danke grazie obrigado obrigada adiós adios""".split())
 #: Titles after which a capitalised word is a name ("Mr. X" — the title stays outside the span).
 TITLES = NAME_TITLES
 
@@ -45,6 +52,14 @@ STOP = frozenset(
     way why what's that's it's here's there's let's i'm you're we're they're don't can't won't didn't
     ive youre dont cant didnt doesnt isnt wasnt wont thats whats theyre weve youve theres wouldnt couldnt
     shouldnt arent werent havent hasnt""".split()
+) | frozenset(
+    # function words of the languages learners practise, capitalised at a sentence start after a
+    # greeting ("Hola! Muy bien.", "Bonjour! Je suis fatiguée"); not those that are also given names
+    # or surnames somewhere in the name lexicon ("Nada", "Sou", "Bien", "Pero" stay candidates)
+    """nous vous suis sommes êtes très oui avec dans aussi beaucoup aujourd'hui demain hier nosotros vosotros
+    ellos ellas eres estoy estás está estamos también porque qué cómo dónde cuándo wir ist sind und nicht sehr
+    auch heute gestern danke molto anche oggi ieri domani grazie perché você muito estou também hoje ontem
+    amanhã obrigado obrigada""".split()
 ) | TITLES
 #: Stop words that are also first names: a name only when capitalised mid-sentence after a greeting.
 NAME_STOPS = frozenset({"will", "may"})

@@ -163,3 +163,23 @@ def test_a_person_talked_about_with_we_is_still_found(cascade):
 @pytest.mark.parametrize("text", ["Hahaaaa that is true", "Sooo cool", "hehehe ok", "Ive heard of that one"])
 def test_laughter_held_letters_and_contractions_without_apostrophe_are_words(cascade, text):
     assert _names(cascade, text) == []
+
+
+def test_greetings_and_relations_in_the_language_practised(cascade):
+    out = _session(cascade, [
+        ("teacher", "¡Hola Carmen! ¿Qué tal tu semana?"),
+        ("student", "Hola! Muy bien. Mi hija Lucía empezó la escuela."),
+        ("teacher", "Bonjour Amélie!"),
+        ("student", "Bonjour! Je suis fatiguée, mon fils Théo était malade. Et mon mari Julien va au travail."),
+        ("student", "Hallo! Meine Schwester Anke kommt morgen."),
+    ])
+    assert out == [["Carmen"], ["Lucía"], ["Amélie"], ["Théo", "Julien"], ["Anke"]]
+
+
+def test_hi_then_a_new_sentence_is_no_vocative(cascade):
+    assert _names(cascade, "Hi! Hope you're doing well!", role="tutor") == []
+    assert _names(cascade, "Hi! Maria!", role="tutor") == ["Maria"]
+
+
+def test_a_foreign_word_that_is_also_a_name_stays_a_candidate(cascade):
+    assert _names(cascade, "Sit down, Isra. Can you help us out with that, Bien?", role="teacher") == ["Isra", "Bien"]
