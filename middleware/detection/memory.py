@@ -12,10 +12,8 @@ from typing import Any
 
 from ..codable import StateCodable, fields_from_dict, fields_to_dict
 
-#: At most this many distinct words of a session's exercises are remembered (``example_words``).
-EXAMPLE_WORDS = 300
 #: Fields added later, stored only when not empty (see ``SessionMemory.to_dict``).
-_OPTIONAL_FIELDS = ("examples", "example_words")
+_OPTIONAL_FIELDS = ("examples",)
 #: Parts of a multi-part name that are not names on their own.
 _PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el", "y"})
 
@@ -58,11 +56,10 @@ class SessionMemory(StateCodable):
     public: set[str] = field(default_factory=set)
     #: turns of the session so far that talk about public life (sport, films, books, politics).
     topic: int = 0
-    #: case-folded names kept as example names of a teacher's exercise ("Read this: Kate's
-    #: proposal was rejected") and the words of those exercises (at most ``EXAMPLE_WORDS``, newest
-    #: kept): a learner's turn that echoes an exercise keeps its example names too.
+    #: case-folded names kept as example names of a teacher's exercise ("Read this sentence: Kate's
+    #: proposal was rejected"): while nobody addresses or introduces them, they stay characters
+    #: wherever they come back in the session.
     examples: set[str] = field(default_factory=set)
-    example_words: list[str] = field(default_factory=list)
 
     # ---- storage (StateCodable) ----------------------------------------------------------
     def to_dict(self) -> dict:

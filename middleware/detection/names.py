@@ -30,9 +30,18 @@ from dataclasses import dataclass, field
 from .base import Span, TurnContext
 from .keep import has_quantities, is_calendar, is_curricular_head, problem_texts
 from .lexicon import Lexicon, get_lexicon
-from .memory import EXAMPLE_WORDS, SessionMemory
+from .memory import SessionMemory
 from .namemodel import NameModel, get_model
-from .naming.context import CLASSROOM, LEARNER_ROLES, MATHS_Q, SENT_BREAK, example_ranges, public_talk, quoted_ranges, sentence
+from .naming.context import (
+    CLASSROOM,
+    LEARNER_ROLES,
+    MATHS_Q,
+    example_ranges,
+    public_talk,
+    quoted_ranges,
+    script_ranges,
+    sentence,
+)
 from .naming.cues import cue as direct_cue, name_answer, name_question
 from .naming.features import gate, model_features
 from .naming.public_keep import public_keep
@@ -91,6 +100,7 @@ class _Turn:
     story: list[int] = field(default_factory=list)  # kept by story_character, pending the whole turn
     quoted: list[tuple[int, int]] | None = None  # computed lazily
     examples: list[tuple[int, int]] | None = None  # exercise material of a teacher's turn (lazily)
+    scripts: list[tuple[int, int]] = field(default_factory=list)  # its scripted dialogues
     quantities: bool | None = None  # computed lazily
     reviews: int = 0
 
@@ -103,23 +113,6 @@ class _Turn:
     def keep(self, start: int, end: int, evidence: str) -> None:
         if self.keeps is not None:
             self.keeps.append((start, end, evidence))
-
-
-def _echoes(turn: _Turn, k: int, memory: SessionMemory) -> bool:
-    """Does the sentence of token ``k`` repeat the session's exercise material: at least two of its
-    other words, and at least 60 % of them, are words of the exercises?"""
-    toks, text = turn.toks, turn.text
-    lo = k
-    while lo > 0 and not SENT_BREAK.search(text[toks[lo - 1].end : toks[lo].start]):
-        lo -= 1
-    hi = k
-    while hi + 1 < len(toks) and not SENT_BREAK.search(text[toks[hi].end : toks[hi + 1].start]):
-        hi += 1
-    other = [turn.lows[j] for j in range(lo, hi + 1) if j != k and turn.lows[j] not in memory.examples]
-    if len(other) < 2:
-        return False
-    words = set(memory.example_words)
-    return sum(1 for w in other if w in words) * 10 >= len(other) * 6
 
 
 class NameFinder:
@@ -237,7 +230,7 @@ class NameFinder:
             return
         # an example name of an exercise ("Read this: Kate's proposal was rejected"), or a turn
         # echoing one; an addressed name or a person known to the session stays a person
-        if cue != "direct" and t.cap and self._example(turn, k, memory):
+        if t.cap and self._example(turn, k, memory, cue):
             return
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
         if cue in ("intro", "direct"):
@@ -276,40 +269,42 @@ class NameFinder:
         # 5. keep review (rules), then the learned reviewer when there is one
         self._keep_review(turn, k, memory, cls, cue, score, strength, gap_prev, gap_next)
 
-    def _example(self, turn: _Turn, k: int, memory: SessionMemory) -> bool:
+    def _label_is_name(self, word: str) -> bool:
+        """A speaker label of a scripted dialogue is a name, not a word ("Note:", "Answer:")."""
+        info = self.lex.info(word)
+        return word.casefold() not in STOP and info.is_name and info.word_margin < 1.0
+
+    def _example(self, turn: _Turn, k: int, memory: SessionMemory, cue: str) -> bool:
         """Keep token ``k`` as an example name: inside a teacher's exercise material (after "Read
-        this sentence:", "For example:", a sentence with a blank, a quoted passage), or in a
-        sentence that echoes the session's exercises ("Kate's proposal was rejected")."""
+        this sentence:", "For example:", a sentence with a blank, a quoted passage, a scripted
+        dialogue), or a name the session has only met as an exercise's character, wherever it
+        comes back ("Kate's proposal was rejected", "Sarah and Mark meet at a party")."""
         t = turn.toks[k]
         if turn.examples is None:
             turn.examples = self._exercise_ranges(turn, memory)
+        if cue == "direct" and not any(a <= t.start and t.end <= b for a, b in turn.scripts):
+            return False  # an addressed name is a person, except in a scripted dialogue's lines
         inside = any(a <= t.start and t.end <= b for a, b in turn.examples)
-        if not inside and not (t.low in memory.examples and _echoes(turn, k, memory)):
-            return False
+        if not inside and not (t.low in memory.examples and memory.person_strength(t.text) < 0.8):
+            return False  # (a name the session has only met as an exercise's character is that character)
         memory.add_kept(t.text)
         memory.examples.add(t.low)
         turn.pubskip.add(k)
         turn.keep(t.start, t.end, "keep-example")
         return True
 
-    @staticmethod
-    def _exercise_ranges(turn: _Turn, memory: SessionMemory) -> list[tuple[int, int]]:
-        """A teacher's exercise material in this turn (none in a learner's turn); its words are
-        remembered for echoes."""
+    def _exercise_ranges(self, turn: _Turn, memory: SessionMemory) -> list[tuple[int, int]]:
+        """A teacher's exercise material in this turn (none in a learner's turn): instructions'
+        material, quoted passages and scripted dialogues (also kept in ``turn.scripts``)."""
         if (turn.ctx.role or "").strip().casefold() in LEARNER_ROLES:
             return []
         text = turn.text
         ranges = example_ranges(text)
         if "'" in text or '"' in text or "\u201c" in text or "\u2018" in text:
             ranges += quoted_ranges(text)
-        if ranges:
-            words = memory.example_words
-            seen = set(words)
-            for t in turn.toks:
-                if t.low not in seen and any(a <= t.start and t.end <= b for a, b in ranges):
-                    words.append(t.low)
-                    seen.add(t.low)
-            del words[: max(0, len(words) - EXAMPLE_WORDS)]
+        if ":" in text:
+            turn.scripts = script_ranges(text, self._label_is_name)
+            ranges += turn.scripts
         return ranges
 
     def _rule_score(self, turn: _Turn, k: int, cls: str, cue: str, memory_ok: bool) -> float:

@@ -92,6 +92,19 @@ _EXERCISE_WORDS = frozenset("""example examples e.g eg sentence sentences read r
     passive active question questions dialogue dialog text passage model pattern""".split())
 _EXERCISE_WORD = re.compile(r"[^\W\d_]+(?:\.[^\W\d_]+)*")
 _BLANK = re.compile(r"_{2,}")
+#: "Sarah: ..." at the start of a line or a sentence: a speaker label of a scripted dialogue.
+_SPEAKER_LABEL = re.compile(r"(?:^|(?<=[.!?\n])\s*)([A-Z][^\W\d_]{1,20}):\s")
+
+
+def script_ranges(text: str, is_name) -> list[tuple[int, int]]:
+    """A scripted dialogue in a teacher's turn: at least two different speaker labels that are
+    names (``is_name(label)``), "Sarah: Hi, I'm Sarah. Mark: Nice to meet you, Sarah!" — from the
+    first label to the end of the turn (or a blank line). "Note: ... Reminder: ..." is no script."""
+    labels = [m for m in _SPEAKER_LABEL.finditer(text) if is_name(m.group(1))]
+    if len({m.group(1).casefold() for m in labels}) < 2:
+        return []
+    end = text.find("\n\n", labels[-1].end())
+    return [(labels[0].start(1), len(text) if end < 0 else end)]
 
 
 def example_ranges(text: str) -> list[tuple[int, int]]:
