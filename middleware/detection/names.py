@@ -72,6 +72,9 @@ DOUBT_MIN = 0.08
 #: A sentence-initial ordinary-word name running into the sentence ("Grace period ...") needs more.
 _SENT_INIT_WORD_THRESHOLD = 0.5
 _PUBLIC_KEEPS = ("keep-public", "keep-fiction", "keep-place")
+#: A learner's life narrative accepts a name the reviewer gives at least this probability.
+_NARRATIVE_MIN = 0.05
+_FIRST_PERSON = frozenset("i i'm im me my mine we we're our us".split())
 #: Turns at the start of a session where "it's Maria" / "this is Maria" introduce the speaker.
 _OPENING_TURNS = 3
 
@@ -390,6 +393,8 @@ class NameFinder:
         if cls in ("wordish", "word") and t.sent_init and t.cap and not gap_next.strip():
             thr = max(thr, _SENT_INIT_WORD_THRESHOLD)  # "Grace period is over", "Mark the answer"
         p = model.prob(feats)
+        if p < thr and p >= _NARRATIVE_MIN and self._life_narrative(turn, k, memory, cls):
+            thr = p  # a learner telling of their own life: the people in it are theirs
         if p >= thr:
             turn.decide(k, max(score, 0.8), "model")
         else:
@@ -398,6 +403,21 @@ class NameFinder:
                 memory.add_kept(t.text)
             if turn.doubts is not None and p >= DOUBT_MIN:
                 turn.doubts.append((t.start, t.end, p))
+
+    @staticmethod
+    def _life_narrative(turn: _Turn, k: int, memory: SessionMemory, cls: str) -> bool:
+        """A learner's turn about their own life ("My son. Olga took him to the doctor.", "Yes,
+        Ines goes twice a week with Carlos."): a capitalised name (a name in the lexicon, not an
+        ordinary word) in a learner's turn that speaks in the first person, in a session with no
+        word problem (no problem text) that is not about public life."""
+        t = turn.toks[k]
+        if not (t.cap and not t.upper and cls in NAMEISH):
+            return False
+        if (turn.ctx.role or "").strip().casefold() not in LEARNER_ROLES:
+            return False
+        if memory.problem or memory.classroom or turn.topic_now or public_talk(memory):
+            return False
+        return any(w in _FIRST_PERSON for w in turn.lows)
 
     # ------------------------------------------------------------------ the whole turn
     def _finish(self, turn: _Turn, memory: SessionMemory) -> list[Span]:

@@ -190,3 +190,13 @@ def test_a_scripted_dialogue_keeps_its_speakers_even_where_they_address_each_oth
         ("teacher", "Note: Kevin is absent today. Reminder: bring your books."),  # labels that are words: no script
     ])
     assert out == [[], [], ["Kevin"]]
+
+
+def test_the_people_of_a_learners_own_story_are_found(cascade):
+    out = _session(cascade, [
+        ("student", "Sorry I'm late, Dmitri had a fever."),
+        ("teacher", "Oh no, I hope he feels better. Who is Dmitri?"),
+        ("student", "My son. Olga took him to the doctor."),
+        ("teacher", "Lovely! I mean, lovely that Olga could help."),
+    ])
+    assert out == [["Dmitri"], ["Dmitri"], ["Olga"], ["Olga"]]
