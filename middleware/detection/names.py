@@ -61,7 +61,7 @@ from .naming.tokens import (  # noqa: F401  (re-exported: the name finder's voca
     split_word,
     tokenize,
 )
-from .public import RELATIONS, topic_cues
+from .public import RELATIONS, classes_of, topic_cues
 from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
 #: Candidates reviewed (keep rules + model) per turn; beyond this a turn is pathological and the
@@ -411,8 +411,8 @@ class NameFinder:
         ordinary word) in a learner's turn that speaks in the first person, in a session with no
         word problem (no problem text) that is not about public life."""
         t = turn.toks[k]
-        if not (t.cap and not t.upper and cls in NAMEISH):
-            return False
+        if not (t.cap and not t.upper and cls in NAMEISH) or classes_of(t.low) or memory.is_kept(t.text):
+            return False  # (a language, a place, a public name, a character: not a person of one's life)
         if (turn.ctx.role or "").strip().casefold() not in LEARNER_ROLES:
             return False
         if memory.problem or memory.classroom or turn.topic_now or public_talk(memory):
