@@ -129,6 +129,9 @@ jon snow|daenerys|daenerys targaryen|tyrion|tyrion lannister|arya stark|walter w
 rick grimes|ross geller|rachel green|chandler bing|joey tribbiani|monica geller|phoebe buffay|
 michael scott|dwight schrute|ted lasso|sheldon cooper|
 charlie brown|snoopy|garfield|tintin|asterix|obelix|calvin and hobbes|
+santa claus|santa|father christmas|tooth fairy|easter bunny|rudolph|grinch|mickey mouse|minnie mouse|donald duck|
+bugs bunny|spongebob|spongebob squarepants|homer simpson|bart simpson|marge simpson|lisa simpson|peppa pig|
+winnie the pooh|paddington|paddington bear|mr bean|
 """.replace("\n", "").split("|")
 
 _SPACE = re.compile(r"\s+")

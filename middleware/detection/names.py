@@ -72,6 +72,9 @@ DOUBT_MIN = 0.08
 #: A sentence-initial ordinary-word name running into the sentence ("Grace period ...") needs more.
 _SENT_INIT_WORD_THRESHOLD = 0.5
 _PUBLIC_KEEPS = ("keep-public", "keep-fiction", "keep-place")
+#: Words after which a lowercase token is an ordinary word, not a name: articles, copulas and degree
+#: adverbs ("as a junior", "you are frank", "very earnest").
+_BEFORE_A_WORD = frozenset("a an the is are was were be been being am very so too quite really more most less".split())
 #: A learner's life narrative accepts a name the reviewer gives at least this probability.
 _NARRATIVE_MIN = 0.05
 _FIRST_PERSON = frozenset("i i'm im me my mine we we're our us".split())
@@ -235,6 +238,11 @@ class NameFinder:
         # echoing one; an addressed name or a person known to the session stays a person
         if t.cap and self._example(turn, k, memory, cue):
             return
+        if (cue == "direct" and strength < 1.0 and memory.is_kept(t.text) and classes_of(t.low)
+                and not (k >= 1 and turn.lows[k - 1] in GREETINGS)):
+            turn.pubskip.add(k)
+            turn.keep(t.start, t.end, "keep-word")
+            return  # "Eid." answering "Christmas or Eid?": a holiday, place or title the session kept, not a vocative
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
         if cue in ("intro", "direct"):
             turn.decide(k, 0.95, cue, confirmed=True)
@@ -242,8 +250,8 @@ class NameFinder:
                 turn.intro.add(k)
             return
         if not cue and t.lower and ((len(t.text) <= 2 and not (k >= 1 and turn.lows[k - 1] in GREETINGS))
-                                    or (k >= 1 and turn.lows[k - 1] in ("a", "an", "the"))):
-            return  # "jv", "ty"; "as a junior", "the rock": a lowercase name needs a cue ("hi jo")
+                                    or (k >= 1 and turn.lows[k - 1] in _BEFORE_A_WORD)):
+            return  # "jv"; "as a junior", "you are frank", "very earnest": a lowercase name needs a cue ("hi jo")
         if cue == "title" and k >= 1 and toks[k - 1].low in ("coach", "miss") and public_talk(memory):
             cue = ""  # "coach Gruden", "I miss Peyton" in a conversation about sport: not a title
         # 3. weaker evidence: titles, lexicon, memory learnt from lexicon, NER

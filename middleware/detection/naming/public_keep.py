@@ -93,15 +93,24 @@ def _closed_class(toks: list[Tok], lows: list[str], k: int, text: str, memory: S
                    and not (k + 1 < n and lows[k + 1] in _DET_HEADS))
             prev = lows[k - 1] if k >= 1 else ""
             nxt = lows[k + 1] if k + 1 < n else ""
-            if ("things" in cl or "languages" in cl) and (not common_first or det or topical or t.upper
+            paired = _paired_with_class(lows, k, cl)  # "Christmas or Eid", "Paris and Florence"
+            if ("things" in cl or "languages" in cl) and (not common_first or det or topical or t.upper or paired
                                                           or t.info.logp_lower > -12.0 or prev in _EVENT_PREP):
                 return k, k, "keep-word"
-            if "places" in cl and (not common_first or place_context(prev, nxt)):
+            if "places" in cl and (not common_first or paired or place_context(prev, nxt)):
                 return k, k, "keep-place"
             if ("fiction" in cl or "people" in cl) and (not common_first or topical or det):
                 return k, k, "keep-fiction" if "fiction" in cl else "keep-public"
             return None
     return None
+
+
+def _paired_with_class(lows: list[str], k: int, cl: tuple[str, ...]) -> bool:
+    """Is token ``k`` joined by "and" / "or" to a token of one of its own closed classes?"""
+    for conj, other in ((k - 1, k - 2), (k + 1, k + 2)):
+        if 0 <= other < len(lows) and lows[conj] in ("and", "or") and set(classes_of(lows[other])) & set(cl):
+            return True
+    return False
 
 
 def _known_public(toks: list[Tok], lows: list[str], k: int, memory: SessionMemory, pubskip: set[int], talk: bool) -> Keep | None:
@@ -237,6 +246,9 @@ def _by_shape(toks: list[Tok], lows: list[str], k: int, text: str, memory: Sessi
 _MOTION = frozenset("""moved move moving went go goes going gone been flew fly flying travel travelled traveled travelling
     drove drive came come comes coming returned return trip trips back way""".split())
 _ORIGIN = frozenset("am i'm im are is was were come comes came originally moved back".split())
+#: "my job at Siemens", "I study at Harvard" ("look at Maria", "mad at Tom" stay people).
+_WORKPLACE = frozenset("""job jobs work works worked working study studies studied studying intern interned internship
+    employed employee manager engineer teacher student students position career shift""".split())
 #: "believe in", "interested in", "fill in Riteshni", "let in Sam": a person may follow
 _IN_PERSON = frozenset("""believe believes believed interested confidence trust faith involved fill fills filled filling
     let lets letting bring brings brought call calls called check checks checked pull pulls pulled loop looped hand
@@ -254,7 +266,7 @@ def _place_after_preposition(toks: list[Tok], lows: list[str], k: int, text: str
     prev = lows[k - 1]
     prev2 = lows[k - 2] if k >= 2 else ""
     if not ((prev == "in" and prev2 not in _IN_PERSON) or (prev == "to" and (prev2 in _MOTION or "places" in classes_of(prev2)))
-            or (prev == "from" and prev2 in _ORIGIN)):
+            or (prev == "from" and prev2 in _ORIGIN) or (prev == "at" and prev2 in _WORKPLACE)):
         return None
     b = k
     while b + 1 < len(toks) and toks[b + 1].cap and not toks[b + 1].upper and text[toks[b].end : toks[b + 1].start] == " " \

@@ -200,3 +200,15 @@ def test_the_people_of_a_learners_own_story_are_found(cascade):
         ("teacher", "Lovely! I mean, lovely that Olga could help."),
     ])
     assert out == [["Dmitri"], ["Dmitri"], ["Olga"], ["Olga"]]
+
+
+def test_vocabulary_holidays_characters_and_workplaces_of_a_lesson(cascade):
+    out = _session(cascade, [
+        ("student", "My boss is very frank with me, you are frank too."),
+        ("teacher", "Haha yes. Do you celebrate Christmas or Eid?"),
+        ("student", "Eid. We pray to Allah and visit my uncle Karim."),
+        ("teacher", "Do you know Santa Claus?"),
+        ("student", "Yes, my kids wrote letters to Santa."),
+        ("teacher", "How is your new job at Siemens?"),
+    ])
+    assert out == [[], [], ["Karim"], [], [], []]
