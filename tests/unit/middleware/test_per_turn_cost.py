@@ -41,3 +41,13 @@ def test_plain_keeps_scalars_and_containers():
         pass
 
     assert plain([Word("w")]) == ["w"]
+
+
+def test_token_info_name_rank_and_is_name_as_defined():
+    from middleware.detection.lexicon import NO_RANK, TokenInfo
+
+    for a in (0, 1, 57, NO_RANK - 1, NO_RANK):
+        for b in (0, 3, 57, NO_RANK - 1, NO_RANK):
+            t = TokenInfo(a, b)
+            assert t.name_rank == min(a, b)
+            assert t.is_name == (min(a, b) < NO_RANK)
