@@ -193,8 +193,8 @@ class NameFinder:
         return self._finish(turn, memory)
 
     def _review(self, turn: _Turn, k: int, memory: SessionMemory) -> None:
-        """Decide token ``k``: 1. session memory, 2. direct cues, 3. the rules' score, 4. public
-        keeps, 5. the keep review and the learned reviewer."""
+        """Decide token ``k``: 1. what the session knows, 2. direct cues, 3. the rules' score,
+        4. public keeps, 5. the keep review and the learned reviewer."""
         toks, text, decided = turn.toks, turn.text, turn.decided
         t = toks[k]
         if len(t.text) < 2 or k in decided or k in turn.pubskip:
@@ -217,32 +217,8 @@ class NameFinder:
         cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
         if not cue and strength < 1.0 and t.low in RELATIONS:
             return  # "Meine Schwester Anke", "Mi Hermana": the relation, not the name
-        if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
-            if t.cap:
-                turn.keep(t.start, t.end, "keep-problem")
-            return  # a character of the session's problem text
-        if memory.problem and strength <= 0 and not cue and near_problem(t.low, memory.problem):
-            return  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
-        if memory_ok and strength >= 1.0:
-            turn.decide(k, 0.95, "memory", confirmed=True)
+        if self._session_decision(turn, k, memory, cls, cue, strength, memory_ok):
             return
-        if strength >= 0.8 and t.cap and not t.upper and cls in NAMEISH and not cue and not memory.is_kept(t.text) \
-                and not memory.is_public(t.text) and not turn.topic_now and not public_talk(memory):
-            # a name masked earlier in the session is masked wherever it comes back: one unmasked
-            # mention would both leak it and link it to its surrogate ("Mateo starts nursery on
-            # Monday." ... "Yes! Mateo loves him"); not in talk about public life, where the names
-            # that come back are mostly the public figures talked about
-            turn.decide(k, 0.85, "memory")
-            return
-        # an example name of an exercise ("Read this: Kate's proposal was rejected"), or a turn
-        # echoing one; an addressed name or a person known to the session stays a person
-        if t.cap and self._example(turn, k, memory, cue):
-            return
-        if (cue == "direct" and strength < 1.0 and memory.is_kept(t.text) and classes_of(t.low)
-                and not (k >= 1 and turn.lows[k - 1] in GREETINGS)):
-            turn.pubskip.add(k)
-            turn.keep(t.start, t.end, "keep-word")
-            return  # "Eid." answering "Christmas or Eid?": a holiday, place or title the session kept, not a vocative
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
         if cue in ("intro", "direct"):
             turn.decide(k, 0.95, cue, confirmed=True)
@@ -266,11 +242,7 @@ class NameFinder:
             if score > 0 or t.cap:
                 turn.decide(k, max(score, 0.5), "bounded")
             return
-        if score <= 0 and not memory.is_person(t.text) and (
-            (cls == "unknown" and looks_like_word(t.low, self.lex))
-            # a rare name typed in lowercase one edit away from a very common word: "anwer", "spase"
-            or (not t.cap and t.info.name_rank > 200 and looks_like_word(t.low, self.lex, common=-10.5))
-        ):
+        if score <= 0 and not memory.is_person(t.text) and self._a_word(t, cls):
             return  # no cue, and it is a word (a typo, a plural, school vocabulary)
         # 4. not private: a public figure, a fictional character, a place, a language, an event, a
         #    brand, an example name in quotes; none of it when a relation word says the name is a
@@ -279,6 +251,46 @@ class NameFinder:
             return
         # 5. keep review (rules), then the learned reviewer when there is one
         self._keep_review(turn, k, memory, cls, cue, score, strength, gap_prev, gap_next)
+
+    def _session_decision(self, turn: _Turn, k: int, memory: SessionMemory, cls: str, cue: str, strength: float,
+                          memory_ok: bool) -> bool:
+        """What the session already knows decides token ``k`` (True: decided, kept or skipped): a
+        character of the problem text or a typo of one, a person confirmed before, a name masked
+        before, an exercise's example name, a closed-class word the session kept."""
+        t = turn.toks[k]
+        if memory.in_problem(t.text) and strength < 2.0 and cue != "intro":
+            if t.cap:
+                turn.keep(t.start, t.end, "keep-problem")
+            return True  # a character of the session's problem text
+        if memory.problem and strength <= 0 and not cue and near_problem(t.low, memory.problem):
+            return True  # a typo of one ("Catlin" for "Caitlin"), unless addressed or known
+        if memory_ok and strength >= 1.0:
+            turn.decide(k, 0.95, "memory", confirmed=True)
+            return True
+        if strength >= 0.8 and t.cap and not t.upper and cls in NAMEISH and not cue and not memory.is_kept(t.text) \
+                and not memory.is_public(t.text) and not turn.topic_now and not public_talk(memory):
+            # a name masked earlier in the session is masked wherever it comes back: one unmasked
+            # mention would both leak it and link it to its surrogate ("Mateo starts nursery on
+            # Monday." ... "Yes! Mateo loves him"); not in talk about public life, where the names
+            # that come back are mostly the public figures talked about
+            turn.decide(k, 0.85, "memory")
+            return True
+        # an example name of an exercise ("Read this: Kate's proposal was rejected"), or a turn
+        # echoing one; an addressed name or a person known to the session stays a person
+        if t.cap and self._example(turn, k, memory, cue):
+            return True
+        if (cue == "direct" and strength < 1.0 and memory.is_kept(t.text) and classes_of(t.low)
+                and not (k >= 1 and turn.lows[k - 1] in GREETINGS)):
+            turn.pubskip.add(k)
+            turn.keep(t.start, t.end, "keep-word")
+            return True  # "Eid." answering "Christmas or Eid?": a holiday, place or title the session kept, not a vocative
+        return False
+
+    def _a_word(self, t: Tok, cls: str) -> bool:
+        """A token no table knows that is a word, or a rare name typed in lowercase one edit away
+        from a very common word ("anwer", "spase")."""
+        return ((cls == "unknown" and looks_like_word(t.low, self.lex))
+                or (not t.cap and t.info.name_rank > 200 and looks_like_word(t.low, self.lex, common=-10.5)))
 
     def _label_is_name(self, word: str) -> bool:
         """A speaker label of a scripted dialogue is a name, not a word ("Note:", "Answer:")."""
