@@ -120,3 +120,12 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def detected_names(cascade, text: str, role: str = "student", memory=None) -> list[str]:
+    """The NAME spans the cascade finds in one turn, as text (a fresh session memory unless one is given)."""
+    from middleware.detection.base import TurnContext
+
+    mem = memory if memory is not None else cascade.new_memory()
+    spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)
+    return [text[s.start : s.end] for s in spans if s.label == "NAME"]

@@ -11,6 +11,7 @@ import pytest
 from middleware.detection.base import TurnContext
 from middleware.detection.cascade import Cascade
 from middleware.detection.memory import SessionMemory
+from tests.support import detected_names
 
 
 @pytest.fixture(scope="module")
@@ -18,10 +19,7 @@ def cascade() -> Cascade:
     return Cascade()
 
 
-def _names(cascade: Cascade, text: str, role: str = "student", memory: SessionMemory | None = None) -> list[str]:
-    mem = memory if memory is not None else cascade.new_memory()
-    spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)
-    return [text[s.start : s.end] for s in spans if s.label == "NAME"]
+_names = detected_names
 
 
 def _session(cascade: Cascade, turns: list[tuple[str, str]]) -> list[list[str]]:

@@ -10,6 +10,7 @@ import pytest
 from middleware.detection.base import TurnContext
 from middleware.detection.cascade import Cascade
 from middleware.detection.memory import SessionMemory
+from tests.support import detected_names
 from middleware.detection.public import classes_of, personal_cue, topic_cues
 from middleware.evaluation import DialogueResult, Ent, by_source, summarize
 
@@ -19,10 +20,7 @@ def cascade() -> Cascade:
     return Cascade()
 
 
-def names(cascade: Cascade, text: str, role: str = "student", memory: SessionMemory | None = None) -> list[str]:
-    mem = memory if memory is not None else cascade.new_memory()
-    spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)
-    return [text[s.start : s.end] for s in spans if s.label == "NAME"]
+names = detected_names
 
 
 # -- 1. ordinary words and typos -------------------------------------------------------------------
