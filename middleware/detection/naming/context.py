@@ -92,6 +92,10 @@ _EXERCISE_WORDS = frozenset("""example examples e.g eg sentence sentences read r
     passive active question questions dialogue dialog text passage model pattern""".split())
 _EXERCISE_WORD = re.compile(r"[^\W\d_]+(?:\.[^\W\d_]+)*")
 _BLANK = re.compile(r"_{2,}")
+#: Colons and blanks looked at per turn, and how far around each (a hostile turn of 16,000 colons
+#: must not cost more than an ordinary one).
+_MAX_MARKS = 32
+_LEAD_WINDOW = 160
 #: "Sarah: ..." at the start of a line or a sentence: a speaker label of a scripted dialogue.
 _SPEAKER_LABEL = re.compile(r"(?:^|(?<=[.!?\n])\s*)([A-Z][^\W\d_]{1,20}):\s")
 
@@ -112,26 +116,30 @@ def example_ranges(text: str) -> list[tuple[int, int]]:
     ending in a colon, to the end of its line ("Read this sentence: Kate's proposal was rejected."
     — a short instruction, at most eight words, naming an exercise; at least three words after it),
     and a sentence with a blank to fill ("Peter ___ (go) to school."). Quoted passages are
-    :func:`quoted_ranges`."""
+    :func:`quoted_ranges`. Bounded work on any input: at most ``_MAX_MARKS`` colons and blanks are
+    looked at, each within a window of its own."""
     out: list[tuple[int, int]] = []
     start = 0
-    while True:
+    for _ in range(_MAX_MARKS):
         c = text.find(":", start)
         if c < 0:
             break
         start = c + 1
-        lead_from = max(text.rfind(x, 0, c) for x in ".!?\n")
-        lead = _EXERCISE_WORD.findall(text[lead_from + 1 : c].lower())
+        lo = max(0, c - _LEAD_WINDOW)
+        lead_from = max(text.rfind(x, lo, c) for x in ".!?\n")
+        lead = _EXERCISE_WORD.findall(text[max(lo, lead_from + 1) : c].lower())
         if not lead or len(lead) > 8 or not any(w.rstrip(".") in _EXERCISE_WORDS for w in lead):
             continue
         end = text.find("\n", c)
         end = len(text) if end < 0 else end
-        if len(_EXERCISE_WORD.findall(text[c + 1 : end])) >= 3:
+        if len(_EXERCISE_WORD.findall(text[c + 1 : min(end, c + 1 + _LEAD_WINDOW)])) >= 3:
             out.append((c + 1, end))
-    for m in _BLANK.finditer(text):
+    for i, m in enumerate(_BLANK.finditer(text)):
+        if i >= _MAX_MARKS:
+            break
         if not any(a <= m.start() < b for a, b in out):
             sent = sentence(text, m.start(), m.end())
-            a = text.rfind(sent, 0, m.end())
+            a = text.rfind(sent, max(0, m.start() - len(sent)), m.end())
             out.append((a, a + len(sent)))
     return out
 

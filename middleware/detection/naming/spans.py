@@ -14,6 +14,7 @@ from ..memory import SessionMemory
 from ..public import RELATIONS
 from .tokens import GREETINGS, STOP, TITLES, Tok, initial_at, is_part, looks_like_word, name_class
 
+_SPACES = re.compile(r"\s+")
 #: strongest first: the evidence a multi-token span reports
 EVIDENCE_ORDER = ("intro", "direct", "memory", "title", "model", "rules", "context", "bounded")
 
@@ -51,7 +52,9 @@ def full_names(toks: list[Tok], text: str, decided: dict[int, float], memory: Se
 
 def extend_lists(toks: list[Tok], text: str, decided: dict[int, float], memory: SessionMemory, lex: Lexicon,
                  skip: set[int] | tuple = ()) -> None:
-    """"Eklund, Michael and Hodge": capitalised neighbours of a found name in a list are names too."""
+    """"Eklund, Michael and Hodge": capitalised neighbours of a found name in a list are names too.
+    Each found name walks outwards until the next found one, whose own walk goes on (linear in
+    the turn: a list of thousands of names is read once)."""
     for k in sorted(decided):
         for step in (1, -1):
             j = k
@@ -64,15 +67,14 @@ def extend_lists(toks: list[Tok], text: str, decided: dict[int, float], memory: 
                 if not (0 <= nj < len(toks)):
                     break
                 lo, hi = (j, nj) if step == 1 else (nj, j)
-                gap = re.sub(r"\s+", " ", text[toks[lo].end : toks[hi].start]).strip()
+                gap = _SPACES.sub(" ", text[toks[lo].end : toks[hi].start]).strip()
                 if gap not in ((", " + sep).strip(", ") if sep else ",", f", {sep}" if sep else ",", sep or ","):
                     break
                 cand = toks[nj]
                 if nj in skip:
                     break  # kept as public, or rejected by the reviewer in a conversation about public life
                 if nj in decided:
-                    j = nj
-                    continue
+                    break  # a name of its own: its own walk (it is in the list) goes on from there
                 cls = name_class(cand)
                 if (not cand.cap or cand.upper or cand.low in STOP or cand.low in GREETINGS or len(cand.text) < 2
                         or (name_class(cand) == "unknown" and looks_like_word(cand.low, lex))
