@@ -33,14 +33,14 @@ PUBLIC_CUES = frozenset(
     rugby olympics olympic championship championships playoff playoffs touchdown touchdowns drafted rookie
     mvp stadium athlete athletes sports superbowl tournament medal medals fan fans
     receiver linebacker pitcher striker goalie goalkeeper midfielder halftime inning innings
-    movie movies film films actor actors actress actresses starred starring director directed
+    movie movies film films actor actors actress actresses starred starring director directed directing
     hollywood oscar oscars emmy emmys sitcom episode episodes netflix celebrity celebrities sequel trilogy
     franchise comedian
     song songs album albums singer singers band bands rapper rappers concert concerts musician musicians
     guitarist drummer lyrics grammy grammys billboard
     novel novels novelist author authors playwright biography
     president presidents senator senators governor congress election elections politician politicians
-    minister emperor dynasty billionaire inventor philosopher painter""".split()
+    minister emperor dynasty billionaire inventor philosopher painter composer scientist physicist astronaut""".split()
 )
 
 #: Public roles: right before a name they say who is talked about ("QB Lamar Jackson", "senator
