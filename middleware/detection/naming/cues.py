@@ -64,9 +64,11 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
 
 
 def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
-    """"my friend mark", "your sister Ana" (an ordinary-word name only if not a common word)."""
+    """"my friend mark", "your sister Ana", "Marta's brother Jordi" (an ordinary-word name only if
+    not a common word)."""
     t = toks[k]
-    return (k >= 2 and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS) and toks[k - 2].low in POSSESSIVES
+    return (k >= 2 and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS)
+            and (toks[k - 2].low in POSSESSIVES or (toks[k - 2].poss and toks[k - 2].cap))
             and gap_prev == " "
             and (cls in NAMEISH or (cls == "unknown" and len(t.text) >= 3)
                  or (cls == "wordish" and t.info.first_rank <= 300 and t.info.logp_lower < -9.5)

@@ -210,3 +210,9 @@ def test_vocabulary_holidays_characters_and_workplaces_of_a_lesson(cascade):
         ("teacher", "How is your new job at Siemens?"),
     ])
     assert out == [[], [], ["Karim"], [], [], []]
+
+
+def test_a_relation_of_someone_named_is_a_person(cascade):
+    out = _session(cascade, [("student", "Yes, Antoni Gaudí. Marta's brother Jordi lives in Gràcia."),
+                             ("teacher", "Ask Jordi for restaurant tips!")])
+    assert out == [["Marta", "Jordi"], ["Jordi"]]
