@@ -72,9 +72,21 @@ DOUBT_MIN = 0.08
 #: A sentence-initial ordinary-word name running into the sentence ("Grace period ...") needs more.
 _SENT_INIT_WORD_THRESHOLD = 0.5
 _PUBLIC_KEEPS = ("keep-public", "keep-fiction", "keep-place")
-#: Words after which a lowercase token is an ordinary word, not a name: articles, copulas and degree
-#: adverbs ("as a junior", "you are frank", "very earnest").
-_BEFORE_A_WORD = frozenset("a an the is are was were be been being am very so too quite really more most less".split())
+#: Words after which a lowercase token is an ordinary word, not a name: articles and degree adverbs
+#: ("as a junior", "very earnest"), and a copula after a personal pronoun ("you are frank"; not
+#: "is john coming?", "where is maria", "this is jo").
+_ARTICLES_DEGREE = frozenset("a an the very quite really more most less".split())
+_COPULAS = frozenset("is are was were be been am".split())
+_SUBJECTS = frozenset("i you he she we they".split())
+
+
+def _word_position(lows: list[str], k: int, gap_prev: str) -> bool:
+    if k < 1 or gap_prev != " ":
+        return False
+    prev = lows[k - 1]
+    return prev in _ARTICLES_DEGREE or (prev in _COPULAS and k >= 2 and lows[k - 2] in _SUBJECTS)
+
+
 #: A learner's life narrative accepts a name the reviewer gives at least this probability.
 _NARRATIVE_MIN = 0.05
 _FIRST_PERSON = frozenset("i i'm im me my mine we we're our us".split())
@@ -226,7 +238,7 @@ class NameFinder:
                 turn.intro.add(k)
             return
         if not cue and t.lower and ((len(t.text) <= 2 and not (k >= 1 and turn.lows[k - 1] in GREETINGS))
-                                    or (k >= 1 and turn.lows[k - 1] in _BEFORE_A_WORD)):
+                                    or _word_position(turn.lows, k, gap_prev)):
             return  # "jv"; "as a junior", "you are frank", "very earnest": a lowercase name needs a cue ("hi jo")
         if cue == "title" and k >= 1 and toks[k - 1].low in ("coach", "miss") and public_talk(memory):
             cue = ""  # "coach Gruden", "I miss Peyton" in a conversation about sport: not a title

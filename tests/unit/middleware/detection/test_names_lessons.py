@@ -130,9 +130,15 @@ def test_in_sport_talk_a_name_no_table_knows_and_a_double_barrelled_surname_are_
     assert _names(cascade, "my friend Anna Smith-Jones came with me", memory=mem) == ["Anna Smith-Jones"]
 
 
-@pytest.mark.parametrize("text", ["his jv coach never played him", "he entered college as a junior", "what a joy"])
-def test_a_lowercase_word_after_an_article_or_of_two_letters_is_no_name(cascade, text):
+@pytest.mark.parametrize("text", ["his jv coach never played him", "he entered college as a junior", "what a joy",
+                                  "My boss is very frank with me, you are frank too."])
+def test_a_lowercase_word_after_an_article_a_degree_adverb_or_you_are_is_no_name(cascade, text):
     assert _names(cascade, text) == []
+
+
+@pytest.mark.parametrize("text,name", [("where is maria", "maria"), ("so kevin said no", "kevin")])
+def test_a_lowercase_name_after_a_question_copula_or_a_discourse_so_is_still_found(cascade, text, name):
+    assert _names(cascade, text) == [name]
 
 
 def test_a_short_lowercase_name_known_to_the_session_is_still_found(cascade):
