@@ -58,10 +58,11 @@ from .naming.tokens import (  # noqa: F401  (re-exported: the name finder's voca
     looks_like_word,
     lower_full_name,
     name_class,
+    possessed_relation,
     split_word,
     tokenize,
 )
-from .public import RELATIONS, classes_of, topic_cues
+from .public import classes_of, topic_cues
 from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
 #: Candidates reviewed (keep rules + model) per turn; beyond this a turn is pathological and the
@@ -227,8 +228,8 @@ class NameFinder:
             return  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
         memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
         cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
-        if not cue and strength < 1.0 and t.low in RELATIONS:
-            return  # "Meine Schwester Anke", "Mi Hermana": the relation, not the name
+        if not cue and strength < 1.0 and possessed_relation(toks, k):
+            return  # "Meine Schwester Anke", "mi Hermana": the relation, not the name
         if self._session_decision(turn, k, memory, cls, cue, strength, memory_ok):
             return
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review

@@ -11,8 +11,7 @@ from ..base import Span
 from ..keep import FAMOUS_FULL, is_calendar, is_curricular_head, is_famous, is_place
 from ..lexicon import Lexicon
 from ..memory import SessionMemory
-from ..public import RELATIONS
-from .tokens import GREETINGS, STOP, TITLES, Tok, initial_at, is_part, looks_like_word, name_class
+from .tokens import GREETINGS, STOP, TITLES, Tok, initial_at, is_part, looks_like_word, name_class, possessed_relation
 
 _SPACES = re.compile(r"\s+")
 #: strongest first: the evidence a multi-token span reports
@@ -41,8 +40,8 @@ def full_names(toks: list[Tok], text: str, decided: dict[int, float], memory: Se
         if t.low == "im":  # "Im Kofi": I'm + a name, not a full name
             continue
         if any(is_famous(x.text) or is_place(x.text) or is_calendar(x.text) or memory.is_kept(x.text)
-               or is_curricular_head(x.text) or x.low in GREETINGS or x.low in STOP or x.low in RELATIONS
-               or looks_like_word(x.low, lex) for x in (t, u)):
+               or is_curricular_head(x.text) or x.low in GREETINGS or x.low in STOP
+               or looks_like_word(x.low, lex) for x in (t, u)) or possessed_relation(toks, k):
             continue
         if f"{t.low} {u.low}" in FAMOUS_FULL:
             continue
@@ -137,7 +136,7 @@ def _extent(toks: list[Tok], text: str, decided: dict[int, float], k: int) -> tu
         if pt.low == "im":
             break  # "hi im Jo": "im" (I'm) introduces the name, it is not part of it
         if a - 1 in decided or (is_part(pt, toks[k]) and pt.low not in TITLES and pt.low not in GREETINGS
-                                and pt.low not in RELATIONS):  # "Meine Schwester Anke": the relation stays out
+                                and not possessed_relation(toks, a - 1)):  # "Meine Schwester Anke": the relation stays out
             a -= 1
         else:
             break

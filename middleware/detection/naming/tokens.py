@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..keep import is_calendar, is_place
 from ..lexicon import ABSENT, UNKNOWN, Lexicon, TokenInfo
-from ..public import PLACE_HEADS
+from ..public import PLACE_HEADS, POSSESSIVES, RELATIONS
 from ...values import NAME_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
@@ -296,6 +296,13 @@ def name_neighbour(toks: list[Tok], k: int, text: str) -> bool:
         if name_class(u) in ("pure", "propn", "unknown"):
             return True
     return False
+
+
+def possessed_relation(toks: list[Tok], k: int) -> bool:
+    """Is token ``k`` a relation word after a possessive ("meine Schwester", "mi hermana", "my
+    bro")? Then it is the relation, never a name or a name part — while "Tia said hi" or "Mari
+    is here" stay candidates (names that are also relation words somewhere)."""
+    return k >= 1 and toks[k].low in RELATIONS and toks[k - 1].low in POSSESSIVES
 
 
 def lower_full_name(toks: list[Tok], k: int, text: str) -> bool:

@@ -222,3 +222,7 @@ def test_a_relation_of_someone_named_is_a_person(cascade):
     out = _session(cascade, [("student", "Yes, Antoni Gaudí. Marta's brother Jordi lives in Gràcia."),
                              ("teacher", "Ask Jordi for restaurant tips!")])
     assert out == [["Marta", "Jordi"], ["Jordi"]]
+
+
+def test_a_name_that_is_a_relation_word_elsewhere_stays_a_name(cascade):
+    assert _names(cascade, "Tia said hi to me yesterday.") == ["Tia"]
