@@ -13,7 +13,7 @@ from typing import Any
 from ..codable import StateCodable, fields_from_dict, fields_to_dict
 
 #: Fields added later, stored only when not empty (see ``SessionMemory.to_dict``).
-_OPTIONAL_FIELDS = ("examples",)
+_OPTIONAL_FIELDS = ("examples", "narrative")
 #: Parts of a multi-part name that are not names on their own.
 _PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el", "y"})
 
@@ -60,6 +60,9 @@ class SessionMemory(StateCodable):
     #: proposal was rejected"): while nobody addresses or introduces them, they stay characters
     #: wherever they come back in the session.
     examples: set[str] = field(default_factory=set)
+    #: a learner has named a person of their life by a relation ("my daughter Ines"): their later
+    #: turns tell of their own life (``NameFinder._life_narrative``).
+    narrative: bool = False
 
     # ---- storage (StateCodable) ----------------------------------------------------------
     def to_dict(self) -> dict:

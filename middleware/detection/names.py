@@ -62,7 +62,7 @@ from .naming.tokens import (  # noqa: F401  (re-exported: the name finder's voca
     split_word,
     tokenize,
 )
-from .public import classes_of, topic_cues
+from .public import classes_of, personal_cue, topic_cues
 from ..schemas import KNOWN_ROLES  # noqa: F401  (one list of speaker roles; re-exported)
 
 #: Candidates reviewed (keep rules + model) per turn; beyond this a turn is pathological and the
@@ -88,7 +88,8 @@ def _word_position(lows: list[str], k: int, gap_prev: str) -> bool:
     return prev in _ARTICLES_DEGREE or (prev in _COPULAS and k >= 2 and lows[k - 2] in _SUBJECTS)
 
 
-#: A learner's life narrative accepts a name the reviewer gives at least this probability.
+#: A learner's life narrative accepts a name the reviewer gives at least this probability (any, once
+#: the learner has named a person of their life by a relation in the session).
 _NARRATIVE_MIN = 0.05
 _FIRST_PERSON = frozenset("i i'm im me my mine we we're our us".split())
 #: Turns at the start of a session where "it's Maria" / "this is Maria" introduce the speaker.
@@ -235,6 +236,9 @@ class NameFinder:
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review
         if cue in ("intro", "direct"):
             turn.decide(k, 0.95, cue, confirmed=True)
+            if not memory.narrative and personal_cue(turn.lows, k, k) \
+                    and (turn.ctx.role or "").strip().casefold() in LEARNER_ROLES:
+                memory.narrative = True  # the learner talks about the people of their life
             if cue == "intro":
                 turn.intro.add(k)
             return
@@ -426,7 +430,7 @@ class NameFinder:
         if cls in ("wordish", "word") and t.sent_init and t.cap and not gap_next.strip():
             thr = max(thr, _SENT_INIT_WORD_THRESHOLD)  # "Grace period is over", "Mark the answer"
         p = model.prob(feats)
-        if p < thr and p >= _NARRATIVE_MIN and self._life_narrative(turn, k, memory, cls):
+        if p < thr and (p >= _NARRATIVE_MIN or memory.narrative) and self._life_narrative(turn, k, memory, cls):
             thr = p  # a learner telling of their own life: the people in it are theirs
         if p >= thr:
             turn.decide(k, max(score, 0.8), "model")
@@ -441,8 +445,9 @@ class NameFinder:
     def _life_narrative(turn: _Turn, k: int, memory: SessionMemory, cls: str) -> bool:
         """A learner's turn about their own life ("My son. Olga took him to the doctor.", "Yes,
         Ines goes twice a week with Carlos."): a capitalised name (a name in the lexicon, not an
-        ordinary word) in a learner's turn that speaks in the first person, in a session with no
-        word problem (no problem text) that is not about public life."""
+        ordinary word) in a learner's turn that speaks in the first person, or in a session where
+        the learner has named a person of their life by a relation ("my daughter Ines"), with no
+        word problem (no problem text) and no talk about public life."""
         t = turn.toks[k]
         if not (t.cap and not t.upper and cls in NAMEISH) or classes_of(t.low) or memory.is_kept(t.text):
             return False  # (a language, a place, a public name, a character: not a person of one's life)
@@ -450,7 +455,7 @@ class NameFinder:
             return False
         if memory.problem or memory.classroom or turn.topic_now or public_talk(memory):
             return False
-        return any(w in _FIRST_PERSON for w in turn.lows)
+        return memory.narrative or any(w in _FIRST_PERSON for w in turn.lows)
 
     # ------------------------------------------------------------------ the whole turn
     def _finish(self, turn: _Turn, memory: SessionMemory) -> list[Span]:

@@ -38,7 +38,7 @@ PUBLIC_CUES = frozenset(
     franchise comedian
     song songs album albums singer singers band bands rapper rappers concert concerts musician musicians
     guitarist drummer lyrics grammy grammys billboard
-    novel novels novelist author authors playwright biography
+    novel novels novelist author authors playwright biography character characters protagonist villain
     president presidents senator senators governor congress election elections politician politicians
     minister emperor dynasty billionaire inventor philosopher painter composer scientist physicist astronaut""".split()
 )

@@ -226,3 +226,18 @@ def test_a_relation_of_someone_named_is_a_person(cascade):
 
 def test_a_name_that_is_a_relation_word_elsewhere_stays_a_name(cascade):
     assert _names(cascade, "Tia said hi to me yesterday.") == ["Tia"]
+
+
+def test_once_a_learner_names_their_people_by_relation_their_later_names_are_found(cascade):
+    out = _session(cascade, [
+        ("student", "My daughter Ines likes swimming more than stories."),
+        ("teacher", "Does Ines like swimming in the sea?"),
+        ("student", "Yes, Ines goes twice a week with Carlos."),
+    ])
+    assert out == [["Ines"], ["Ines"], ["Ines", "Carlos"]]
+
+
+def test_a_character_talked_about_as_one_is_kept(cascade):
+    mem = cascade.new_memory()
+    _names(cascade, "Très bien! Do you like Victor Hugo? Les Misérables?", role="teacher", memory=mem)
+    assert _names(cascade, "Yes! Jean Valjean is my favourite character.", memory=mem) == []
