@@ -52,7 +52,6 @@ from .naming.tokens import (  # noqa: F401  (re-exported: the name finder's voca
     NAME_STOPS,
     NAMEISH,
     STOP,
-    STRONG_GREETINGS,
     TITLES,
     Tok,
     looks_like_word,
@@ -129,6 +128,13 @@ class _Turn:
         self.how[k] = evidence
         if confirmed:
             self.confirmed.add(k)
+
+    def quoted_ranges(self) -> list[tuple[int, int]]:
+        """The turn's quoted passages (computed once)."""
+        if self.quoted is None:
+            t = self.text
+            self.quoted = quoted_ranges(t) if ("'" in t or '"' in t or "\u201c" in t or "\u2018" in t) else []
+        return self.quoted
 
     def keep(self, start: int, end: int, evidence: str) -> None:
         if self.keeps is not None:
@@ -339,9 +345,7 @@ class NameFinder:
         if (turn.ctx.role or "").strip().casefold() in LEARNER_ROLES:
             return []
         text = turn.text
-        ranges = example_ranges(text)
-        if "'" in text or '"' in text or "\u201c" in text or "\u2018" in text:
-            ranges += quoted_ranges(text)
+        ranges = example_ranges(text) + turn.quoted_ranges()
         if ":" in text:
             turn.scripts = script_ranges(text, self._label_is_name)
             ranges += turn.scripts
@@ -372,10 +376,8 @@ class NameFinder:
     def _public(self, turn: _Turn, k: int, memory: SessionMemory) -> bool:
         """Step 4: keep the candidate (and its phrase) when it is something public."""
         text, toks = turn.text, turn.toks
-        if turn.quoted is None:
-            turn.quoted = quoted_ranges(text) if ("'" in text or '"' in text or "\u201c" in text or "\u2018" in text) else []
         pk = public_keep(toks, turn.lows, k, text, memory, turn.topic_now, turn.confirmed, turn.pubskip, turn.ctx,
-                         turn.quoted, self.lex)
+                         turn.quoted_ranges(), self.lex)
         if pk is None:
             return False
         a, b, ev = pk

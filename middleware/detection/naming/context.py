@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from ..memory import SessionMemory
-from ..public import POSSESSIVES  # noqa: F401  ("my", "mi", "mon", "meine", ...: before a relation word)
 
 PERSONAL = re.compile(r"\b(?:I|you|we|me|us|my|your|our|I'm|you're|we're|I’m|you’re|we’re)\b", re.IGNORECASE)
 PERSONAL_1_2 = re.compile(r"\b(?:I|you|me|my|your|I'm|you're|I’m|you’re)\b", re.IGNORECASE)

@@ -11,8 +11,8 @@ import re
 from ..keep import is_calendar
 from ..lexicon import Lexicon
 from ..memory import SessionMemory
-from ..public import RELATIONS
-from .context import ADDRESSING, FAMILY, POSSESSIVES
+from ..public import POSSESSIVES, RELATIONS
+from .context import ADDRESSING, FAMILY
 from .tokens import GREETINGS, NAME_STOPS, NAMEISH, STOP, STRONG_GREETINGS, TITLES, Tok, looks_like_word
 
 INTRO_PREV = (("my", "name", "is"), ("name", "is"), ("name's",), ("i'm",), ("im",), ("i", "am"), ("call", "me"),
