@@ -129,3 +129,18 @@ def detected_names(cascade, text: str, role: str = "student", memory=None) -> li
     mem = memory if memory is not None else cascade.new_memory()
     spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)
     return [text[s.start : s.end] for s in spans if s.label == "NAME"]
+
+
+async def start_worker(worker):
+    """Start ``worker``, run it in a task and wait until it is ready (30 s); returns the task."""
+    await worker.start()
+    task = asyncio.create_task(worker.run())
+    await worker.wait_ready(30)
+    return task
+
+
+async def stop_worker(worker, task) -> None:
+    """Ask ``worker`` to stop, wait for its run task (60 s) and close it."""
+    worker.request_stop()
+    await asyncio.wait_for(task, 60)
+    await worker.stop()

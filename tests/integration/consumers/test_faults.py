@@ -14,7 +14,7 @@ from consumers.kafka import make_producer
 from consumers.worker import Worker
 from middleware.config import load_settings
 
-from tests.support import read_topic, secret_overrides, turn_bytes
+from tests.support import read_topic, secret_overrides, start_worker, stop_worker, turn_bytes
 
 
 async def _send_retrying(settings, records, deadline_s=60.0):
@@ -40,20 +40,6 @@ async def _send_retrying(settings, records, deadline_s=60.0):
     return i
 
 
-async def _worker(s, bootstrap):
-    w = Worker(s, bootstrap)
-    await w.start()
-    task = asyncio.create_task(w.run())
-    await w.wait_ready(30)
-    return w, task
-
-
-async def _stop(w, task):
-    w.request_stop()
-    await asyncio.wait_for(task, 60)
-    await w.stop()
-
-
 def _fast_settings(bootstrap):
     return load_settings(kafka={"bootstrap_servers": bootstrap, "partitions": 2, "session_timeout_ms": 2000,
                                 "heartbeat_interval_ms": 400, "request_timeout_ms": 5000},
@@ -68,7 +54,8 @@ async def test_in_memory_broker_restart_worker_reconnects_and_continues():
     broker.start_sync()
     try:
         s = _fast_settings(broker.bootstrap_servers)
-        w, task = await _worker(s, broker.bootstrap_servers)
+        w = Worker(s, broker.bootstrap_servers)
+        task = await start_worker(w)
         records = [(f"s{i % 6}", turn_bytes(f"s{i % 6}", i, f"hi number {i}, Ana")) for i in range(100)]
         assert await _send_retrying(s, records) == 100
         await asyncio.to_thread(broker.restart_sync, 0.5)  # mid-stream
@@ -86,7 +73,7 @@ async def test_in_memory_broker_restart_worker_reconnects_and_continues():
         assert await _send_retrying(s, later) == 100
         outs = await read_topic(s, s.topics.output, 100, timeout=90, idle=1.0)
         assert not task.done()
-        await _stop(w, task)
+        await stop_worker(w, task)
     finally:
         broker.stop_sync()
     ids = {json.loads(m.value)["turn_id"] for m in outs}
@@ -105,9 +92,7 @@ async def test_llm_outage_degrades_without_leaking(make_settings):
     s = make_settings(llm={"enabled": True, "base_url": closed_port_url(), "api_key": "sk-test", "gate": "all",
                            "max_retries": 1, "timeout_s": 1.0, "latency_budget_ms": 1500})
     w = Worker(s, s.kafka.bootstrap_servers)
-    await w.start()
-    task = asyncio.create_task(w.run())
-    await w.wait_ready(30)
+    task = await start_worker(w)
     texts = ["Hi, my name is Evangelina Ruiz and my email is evangelina.ruiz@example.com",
              "thanks Evangelina! can Marcus join? his number is (415) 555-0142",
              "What is 3 + 4?"]
@@ -118,9 +103,7 @@ async def test_llm_outage_degrades_without_leaking(make_settings):
         outs = await read_topic(s, s.topics.output, len(texts), timeout=60)
         logs = await read_topic(s, s.topics.logs, len(texts), timeout=30)
     finally:
-        w.request_stop()
-        await asyncio.wait_for(task, 60)
-        await w.stop()
+        await stop_worker(w, task)
     assert len(outs) == len(texts)
     for m in outs + logs:
         o = json.loads(m.value)

@@ -26,7 +26,7 @@ from middleware.keys import (DEV_SECRET, SecretsError, new_key_b64, public_dev_k
 from surrogate import StateCipher, StateCryptoError, SurrogateReplacer
 from surrogate.crypto import MAGIC
 
-from tests.support import free_port, produce, read_topic, turn_bytes
+from tests.support import free_port, produce, read_topic, start_worker, stop_worker, turn_bytes
 
 PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
 
@@ -312,20 +312,6 @@ def test_keys_generate_prints_config_and_env_formats_and_writes_private_files(tm
 # ------------------------------------------------------------------------------ keys rotate
 
 
-async def _run_worker(s, turns):
-    w = Worker(s, s.kafka.bootstrap_servers)
-    await w.start()
-    task = asyncio.create_task(w.run())
-    await w.wait_ready(30)
-    return w, task
-
-
-async def _stop(w, task):
-    w.request_stop()
-    await asyncio.wait_for(task, 60)
-    await w.stop()
-
-
 def _rotate(s, keys_file, *extra) -> dict:
     p = subprocess.run(PLAINSIGHT + ["keys", "rotate", "--bootstrap-servers", s.kafka.bootstrap_servers,
                                      "--keys-file", str(keys_file), "--json", *extra],
@@ -353,13 +339,14 @@ async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
     sessions = [f"rot-{i}" for i in range(6)]
 
     # 1. a worker with key A writes the sessions' states
-    w, task = await _run_worker(only_a, None)
+    w = Worker(only_a, only_a.kafka.bootstrap_servers)
+    task = await start_worker(w)
     try:
         await produce(only_a, [(sid, turn_bytes(sid, 0, "hi, I'm Maria Lopez")) for sid in sessions])
         first = await read_topic(only_a, only_a.topics.output, len(sessions), timeout=60)
         await asyncio.sleep(0.5)
     finally:
-        await _stop(w, task)
+        await stop_worker(w, task)
     surrogate_of = {json.loads(m.value)["session_id"]: json.loads(m.value)["text"].split("I'm ")[1] for m in first}
 
     # a state sealed with the old public development key (as --insecure-dev-keys wrote them)
@@ -374,7 +361,8 @@ async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
     # 2. workers run with B active (A still configured) while the topic is rotated
     kf = tmp_path / "keys.yaml"
     kf.write_text(yaml.safe_dump({"keys": {"A": key_a, "B": key_b}, "active_key_id": "B"}))
-    w, task = await _run_worker(both, None)
+    w = Worker(both, both.kafka.bootstrap_servers)
+    task = await start_worker(w)
     try:
         dry = _rotate(both, kf, "--dry-run")
         assert dry["resealed"] == len(sessions) and dry["dry_run"]
@@ -383,10 +371,11 @@ async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
         again = _rotate(both, kf)  # safe to re-run
         assert again["resealed"] == 0 and again["current"] == len(sessions) and again["refused_dev"] == 1
     finally:
-        await _stop(w, task)
+        await stop_worker(w, task)
 
     # 3. only key B: every rotated state opens, the sessions keep their surrogates
-    w, task = await _run_worker(only_b, None)
+    w = Worker(only_b, only_b.kafka.bootstrap_servers)
+    task = await start_worker(w)
     try:
         await produce(only_b, [(sid, turn_bytes(sid, 1, "Maria Lopez again, hello")) for sid in sessions]
                       + [("rot-dev", turn_bytes("rot-dev", 0, "hello"))])
@@ -394,7 +383,7 @@ async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
         await asyncio.sleep(0.3)
         undecodable = w.state_store.undecodable
     finally:
-        await _stop(w, task)
+        await stop_worker(w, task)
     second = {json.loads(m.value)["session_id"]: json.loads(m.value)["text"] for m in outs
               if json.loads(m.value)["turn_id"] == 1}
     assert set(second) == set(sessions)

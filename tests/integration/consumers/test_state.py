@@ -7,20 +7,7 @@ import json
 
 from consumers.worker import Worker
 
-from tests.support import produce, read_topic, run_forget, turn_bytes
-
-
-async def _start(worker: Worker):
-    await worker.start()
-    task = asyncio.create_task(worker.run())
-    await worker.wait_ready(30)
-    return task
-
-
-async def _stop(worker: Worker, task):
-    worker.request_stop()
-    await asyncio.wait_for(task, 60)
-    await worker.stop()
+from tests.support import produce, read_topic, run_forget, start_worker, stop_worker, turn_bytes
 
 
 def _texts(records):
@@ -35,18 +22,18 @@ def _replacements(record) -> list[str]:
 async def test_state_survives_worker_restart_and_is_sealed(make_settings):
     s = make_settings()
     w1 = Worker(s, s.kafka.bootstrap_servers)
-    t1 = await _start(w1)
+    t1 = await start_worker(w1)
     await produce(s, [("sess-a", turn_bytes("sess-a", 0, "Hi, I'm Marisol Quintero, email marisol.q@example.com"))])
     first = await read_topic(s, s.topics.output, 1)
-    await _stop(w1, t1)
+    await stop_worker(w1, t1)
 
     w2 = Worker(s, s.kafka.bootstrap_servers)  # a new process would be the same: nothing in memory
-    t2 = await _start(w2)
+    t2 = await start_worker(w2)
     try:
         await produce(s, [("sess-a", turn_bytes("sess-a", 1, "my other mail is mq.alt@example.net, or marisol.q@example.com"))])
         outs = await read_topic(s, s.topics.output, 2)
     finally:
-        await _stop(w2, t2)
+        await stop_worker(w2, t2)
     second = [m for m in outs if json.loads(m.value)["turn_id"] == 1][0]
     email_before = _replacements(first[0])[-1]
     new_email, same_email = _replacements(second)[-2:]
@@ -68,7 +55,7 @@ async def test_state_survives_worker_restart_and_is_sealed(make_settings):
 async def test_forget_erases_state_from_topic_and_running_worker(make_settings):
     s = make_settings()
     w = Worker(s, s.kafka.bootstrap_servers)
-    t = await _start(w)
+    t = await start_worker(w)
     try:
         await produce(s, [("sess-f", turn_bytes("sess-f", 0, "my name is Evangelina Ruiz"))])
         await read_topic(s, s.topics.output, 1)
@@ -82,15 +69,15 @@ async def test_forget_erases_state_from_topic_and_running_worker(make_settings):
         assert w.pipeline.sessions.peek("sess-f") is None, "the running worker dropped the session"
         assert w.state_store.erased >= 1
     finally:
-        await _stop(w, t)
+        await stop_worker(w, t)
     recs = await read_topic(s, s.topics.state, 2, idle=0.3)
     last = [r for r in recs if r.key == b"sess-f"][-1]
     assert last.value is None, "the latest record for the session is a tombstone"
 
     # a new worker loading the partition does not resurrect the erased state
     w2 = Worker(s, s.kafka.bootstrap_servers)
-    t2 = await _start(w2)
+    t2 = await start_worker(w2)
     try:
         assert "sess-f" not in w2.state_store._blobs
     finally:
-        await _stop(w2, t2)
+        await stop_worker(w2, t2)

@@ -17,7 +17,7 @@ from middleware.pipeline import Pipeline
 from surrogate.pipeline import build_pipeline
 from middleware.schemas import InputTurn
 
-from tests.support import produce, read_topic, run_forget, turn_bytes
+from tests.support import produce, read_topic, run_forget, start_worker, stop_worker, turn_bytes
 
 SECRET = "value-memory-test-secret"
 
@@ -116,19 +116,6 @@ def test_memory_survives_the_sealed_state(pipeline):
     assert [(s.start, s.end, s.label) for s in spans] == [(0, 14, "USERNAME")]
 
 
-async def _start(worker):
-    await worker.start()
-    task = asyncio.create_task(worker.run())
-    await worker.wait_ready(30)
-    return task
-
-
-async def _stop(worker, task):
-    worker.request_stop()
-    await asyncio.wait_for(task, 60)
-    await worker.stop()
-
-
 async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_settings):
     from consumers.worker import Worker
 
@@ -141,12 +128,12 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
         (sid, turn_bytes(sid, 3, "email me at Maria.Lopez@Gmail.com")),
     ]
     w1 = Worker(s, s.kafka.bootstrap_servers)
-    t1 = await _start(w1)
+    t1 = await start_worker(w1)
     try:
         await produce(s, first)
         await read_topic(s, s.topics.output, len(first))
     finally:
-        await _stop(w1, t1)
+        await stop_worker(w1, t1)
 
     later = [
         (sid, turn_bytes(sid, 4, "tkorhonen_2011 has 3 badges now", role="tutor")),
@@ -154,7 +141,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
         (sid, turn_bytes(sid, 6, "call 415.293.0134 or write to MARIA.LOPEZ@GMAIL.COM", role="tutor")),
     ]
     w2 = Worker(s, s.kafka.bootstrap_servers)  # a fresh worker: the memory comes from the sealed state
-    t2 = await _start(w2)
+    t2 = await start_worker(w2)
     try:
         await produce(s, later)
         outs = await read_topic(s, s.topics.output, len(first) + len(later))
@@ -179,7 +166,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
         after = [json.loads(m.value) for m in outs if json.loads(m.value)["turn_id"] == 7][0]
         assert after["text"] == "tkorhonen_2011 is back" and after["entities"] == []
     finally:
-        await _stop(w2, t2)
+        await stop_worker(w2, t2)
 
 
 def test_tag_mode_numbers_the_normalised_forms_alike():

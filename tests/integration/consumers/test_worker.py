@@ -17,7 +17,7 @@ from middleware.pipeline import Pipeline
 from surrogate import SurrogateReplacer
 from middleware.schemas import DeadLetter, OutputTurn
 
-from tests.support import produce, read_topic, turn_bytes
+from tests.support import produce, read_topic, start_worker, stop_worker, turn_bytes
 
 
 class SlowPipeline(Pipeline):
@@ -34,29 +34,16 @@ class SlowPipeline(Pipeline):
         return await super().process(turn)
 
 
-async def _run_worker(worker: Worker):
-    await worker.start()
-    task = asyncio.create_task(worker.run())
-    await worker.wait_ready(30)
-    return task
-
-
-async def _stop(worker: Worker, task: asyncio.Task):
-    worker.request_stop()
-    await asyncio.wait_for(task, 60)
-    await worker.stop()
-
-
 async def test_round_trip(make_settings):
     s = make_settings()
     w = Worker(s, s.kafka.bootstrap_servers)
-    task = await _run_worker(w)
+    task = await start_worker(w)
     try:
         await produce(s, [("sess-1", turn_bytes("sess-1", 1, "Hi, I'm Maria Lopez, email maria.lopez@gmail.com"))])
         deid = await read_topic(s, s.topics.output, 1)
         logs = await read_topic(s, s.topics.logs, 1)
     finally:
-        await _stop(w, task)
+        await stop_worker(w, task)
     assert len(deid) == 1 and len(logs) == 1
     assert deid[0].key == b"sess-1"
     out = OutputTurn.model_validate_json(deid[0].value)
@@ -76,7 +63,7 @@ async def test_round_trip(make_settings):
 async def test_per_session_order_50_sessions_interleaved(make_settings):
     s = make_settings()
     w = Worker(s, s.kafka.bootstrap_servers, pipeline=SlowPipeline(s, max_delay=0.02))
-    task = await _run_worker(w)
+    task = await start_worker(w)
     n_sessions, n_turns = 50, 8
     records = [
         (f"s{i}", turn_bytes(f"s{i}", t, f"turn {t} of session {i}: what is {t} + {i}?"))
@@ -87,7 +74,7 @@ async def test_per_session_order_50_sessions_interleaved(make_settings):
         await produce(s, records)
         outs = await read_topic(s, s.topics.output, len(records), timeout=60)
     finally:
-        await _stop(w, task)
+        await stop_worker(w, task)
     seen = collections.defaultdict(list)
     for m in outs:
         o = json.loads(m.value)
@@ -106,21 +93,21 @@ async def test_restart_mid_stream_loses_no_turn(make_settings):
     await produce(s, records)
 
     w1 = Worker(s, s.kafka.bootstrap_servers, pipeline=SlowPipeline(s, max_delay=0.01))
-    t1 = await _run_worker(w1)
+    t1 = await start_worker(w1)
     for _ in range(300):  # bounded wait until it is mid-stream
         if w1.stats.processed >= n // 4:
             break
         await asyncio.sleep(0.05)
     assert 0 < w1.stats.processed < n
-    await _stop(w1, t1)
+    await stop_worker(w1, t1)
     first = w1.stats.processed
 
     w2 = Worker(s, s.kafka.bootstrap_servers)
-    t2 = await _run_worker(w2)
+    t2 = await start_worker(w2)
     try:
         outs = await read_topic(s, s.topics.output, n, timeout=60, idle=0.5)
     finally:
-        await _stop(w2, t2)
+        await stop_worker(w2, t2)
     ids = {json.loads(m.value)["turn_id"] for m in outs}
     assert ids == set(range(n))
     # a graceful stop commits what it finished, so the second worker doesn't redo it all
@@ -155,7 +142,7 @@ async def test_bad_input_goes_to_dlq_without_raw_text(make_settings, caplog):
     caplog.set_level(logging.DEBUG)
     s = make_settings()
     w = Worker(s, s.kafka.bootstrap_servers)
-    task = await _run_worker(w)
+    task = await start_worker(w)
     try:
         # one partition (same key) so the good turn after them proves the worker kept going
         await produce(s, [("k", v) for v in BAD_INPUTS.values()] + [("k", turn_bytes("k", 99, "still alive"))])
@@ -164,7 +151,7 @@ async def test_bad_input_goes_to_dlq_without_raw_text(make_settings, caplog):
         await asyncio.sleep(0.5)  # let the committer run
         committed = await _committed(s)
     finally:
-        await _stop(w, task)
+        await stop_worker(w, task)
     assert len(dlq) == len(BAD_INPUTS), "exactly one dead letter per bad record"
     reasons = sorted(DeadLetter.model_validate_json(m.value).reason for m in dlq)
     assert reasons == sorted(EXPECTED_REASON.values())
@@ -204,7 +191,7 @@ async def test_shutdown_drains_in_flight_turns(make_settings):
             return await Pipeline.process(self, turn)
 
     w.pipeline = Slow(s)
-    task = await _run_worker(w)
+    task = await start_worker(w)
     n = 30
     await produce(s, [(f"s{i}", turn_bytes(f"s{i}", i, f"hello number {i}")) for i in range(n)])
     for _ in range(200):
@@ -212,7 +199,7 @@ async def test_shutdown_drains_in_flight_turns(make_settings):
             break
         await asyncio.sleep(0.02)
     assert w.in_flight > 0, "turns should be in flight when we ask to stop"
-    await _stop(w, task)
+    await stop_worker(w, task)
     assert w.stats.processed == n, "every in-flight turn finished before exit"
     outs = await read_topic(s, s.topics.output, n, timeout=20)
     assert {json.loads(m.value)["turn_id"] for m in outs} == set(range(n))
@@ -244,7 +231,7 @@ async def test_backpressure_bounds_in_flight(make_settings):
             return await super().process(turn)
 
     w = Worker(s, s.kafka.bootstrap_servers, pipeline=Slow(s, replacer=SurrogateReplacer.from_settings(s)))
-    task = await _run_worker(w)
+    task = await start_worker(w)
     n = 60
     await produce(s, [(f"s{i}", turn_bytes(f"s{i}", i, "hi")) for i in range(n)])
     peak = 0
@@ -253,7 +240,7 @@ async def test_backpressure_bounds_in_flight(make_settings):
         if w.stats.processed >= n:
             break
         await asyncio.sleep(0.01)
-    await _stop(w, task)
+    await stop_worker(w, task)
     assert w.stats.processed == n
     assert 0 < peak <= 5
 
@@ -274,6 +261,6 @@ async def test_two_workers_share_partitions(make_settings, n_workers):
         outs = await read_topic(s, s.topics.output, n, timeout=60)
     finally:
         for w, t in zip(workers, tasks):
-            await _stop(w, t)
+            await stop_worker(w, t)
     assert {json.loads(m.value)["turn_id"] for m in outs} == set(range(n))
     assert sum(w.stats.processed for w in workers) >= n
