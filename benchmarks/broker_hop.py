@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from middleware.commands._common import percentile
+from plainsight.middleware.commands._common import percentile
 
 
 @dataclass

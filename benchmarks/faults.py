@@ -24,8 +24,8 @@ import uuid
 from pathlib import Path
 
 from .stream import WorkerFailed, WorkerProcs, default_data_dir, dialogues_with_values, write_bench_config
-from consumers.broker import EmbeddedBroker
-from consumers.kafka import ensure_topics, make_consumer, make_producer
+from plainsight.consumers.broker import EmbeddedBroker
+from plainsight.consumers.kafka import ensure_topics, make_consumer, make_producer
 from .leak_scan import ValueSet, scan as _scan
 
 CANARY_TEMPLATES = [
@@ -38,7 +38,7 @@ CANARY_LAST = ["Quellin", "Brackwater", "Okonkwo-Reyes", "Vantongeren", "Szczepa
 
 
 def scan(values, **kw):
-    from surrogate.crypto import MAGIC
+    from plainsight.surrogate.crypto import MAGIC
 
     from .stream import bench_secret_values
 
@@ -184,7 +184,7 @@ class Scenario:
         self.metrics_text: list[str] = []
 
     async def start(self, workers: int = 1, values: ValueSet | None = None, ready_timeout: float = 120.0):
-        from middleware.config import load_settings
+        from plainsight.middleware.config import load_settings
 
         bootstrap = await self.broker.start()
         self.config = write_bench_config({"worker": {"commit_interval_ms": 500}, **self.settings_over}, self.prefix,

@@ -34,8 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from middleware.detection.base import CORE_LABELS as CORE
-from middleware.evaluation import default_data_dir
+from plainsight.middleware.detection.base import CORE_LABELS as CORE
+from plainsight.middleware.evaluation import default_data_dir
 
 DEFAULT_DATA = default_data_dir()
 DEV_FILES = ("mathdial", "ncte_uptake", "ncte", "bridge", "presidio_synth")
@@ -71,7 +71,7 @@ def gold_map(dialogues: list[dict]) -> dict[str, str]:
 
 def _pct(xs: list[float], q: float) -> float:
     """Nearest-rank percentile for ``q`` in [0, 1] (NaN for no values)."""
-    from middleware.evaluation import percentile
+    from plainsight.middleware.evaluation import percentile
 
     return percentile(xs, q * 100) if xs else float("nan")
 
@@ -86,7 +86,7 @@ def simulator_process(latency_s: float, gold: dict[str, str]) -> Iterator[str]:
         json.dump(gold, fh)
         gold_path = fh.name
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.llm_simulator", "--latency", str(latency_s), "--gold", gold_path],
+        [sys.executable, "-m", "plainsight.benchmarks.llm_simulator", "--latency", str(latency_s), "--gold", gold_path],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -112,7 +112,7 @@ def simulator_process(latency_s: float, gold: dict[str, str]) -> Iterator[str]:
 
 
 def _settings(base_url: str, **llm: Any):
-    from middleware.config import load_settings
+    from plainsight.middleware.config import load_settings
 
     cfg = {"base_url": base_url, "enabled": True, "latency_budget_ms": 5000, "async_budget_ms": 30000, "max_concurrency": 256,
            "requests_per_minute": 1_000_000, "tokens_per_minute": 1_000_000_000}
@@ -132,8 +132,8 @@ async def throughput(
     gate: str = "all",
     verifier: str = "off",
 ) -> dict[str, Any]:
-    from surrogate.pipeline import build_pipeline as Pipeline
-    from middleware.schemas import InputTurn
+    from plainsight.surrogate.pipeline import build_pipeline as Pipeline
+    from plainsight.middleware.schemas import InputTurn
 
     settings = _settings(base_url, policy=policy, mode=mode, gate=gate, verifier=verifier)
     p = Pipeline(settings, detector=detector)
@@ -206,9 +206,9 @@ def gate_share(dialogues: list[dict], detector, settings=None, trust_keep: bool 
     the reasons, and ``missed``: turns holding gold core PII that the fast pass did not fully
     cover *and* the gate kept from the model (the model could have helped there but was not asked).
     """
-    from middleware.config import LLMSettings, Settings
-    from middleware.detection.base import TurnContext, resolve_overlaps
-    from middleware.llm.stage import LLMStage
+    from plainsight.middleware.config import LLMSettings, Settings
+    from plainsight.middleware.detection.base import TurnContext, resolve_overlaps
+    from plainsight.middleware.llm.stage import LLMStage
 
     s = settings or Settings()
     llm = LLMSettings(base_url="http://127.0.0.1:9/v1", gate="uncertain")
@@ -254,8 +254,8 @@ def gate_share(dialogues: list[dict], detector, settings=None, trust_keep: bool 
 
 async def tokens_per_turn(base_url: str, dialogues: list[dict], detector, max_turns: int = 300) -> dict[str, Any]:
     """Tokens per sent turn, marking vs JSON, same turns, sequential sessions (context included)."""
-    from surrogate.pipeline import build_pipeline as Pipeline
-    from middleware.schemas import InputTurn
+    from plainsight.surrogate.pipeline import build_pipeline as Pipeline
+    from plainsight.middleware.schemas import InputTurn
 
     out: dict[str, Any] = {}
     for mode in ("marking", "json"):
@@ -284,8 +284,8 @@ async def tokens_per_turn(base_url: str, dialogues: list[dict], detector, max_tu
 
 
 def default_detector():
-    from middleware.config import Settings
-    from middleware.pipeline import build_detector
+    from plainsight.middleware.config import Settings
+    from plainsight.middleware.pipeline import build_detector
 
     return build_detector(Settings())
 

@@ -25,20 +25,20 @@ from pathlib import Path
 
 import yaml
 
-from middleware.commands._common import embedded_tuning, percentile
+from plainsight.middleware.commands._common import embedded_tuning, percentile
 
 DEFAULT_FILES = ("ncte_uptake.jsonl", "mathdial.jsonl", "bridge.jsonl", "ncte.jsonl")
 
 
-from middleware.detection.base import CORE_LABELS
-from middleware.evaluation import default_data_dir
+from plainsight.middleware.detection.base import CORE_LABELS
+from plainsight.middleware.evaluation import default_data_dir
 
 
 def load_dialogues(data_dir: Path | None = None, files=DEFAULT_FILES) -> list[list[tuple[str, str]]]:
     """Dialogues as lists of (role, text); falls back to the bundled demo chats."""
     out = [turns for turns, _values in dialogues_with_values(data_dir or default_data_dir(), files)]
     if not out:
-        from middleware.commands.demo import load_chats
+        from plainsight.middleware.commands.demo import load_chats
 
         out = [[(t["role"], t["text"]) for t in c["turns"]] for c in load_chats(None)]
     return out
@@ -162,8 +162,8 @@ def bench_secret_env(config_path: str | None = None) -> dict[str, str]:
     import atexit
     import shutil
 
-    from middleware.config import load_settings
-    from middleware.keys import load_configured, new_key_b64, new_key_id, new_secret, write_secret_file
+    from plainsight.middleware.config import load_settings
+    from plainsight.middleware.keys import load_configured, new_key_b64, new_key_id, new_secret, write_secret_file
 
     s = load_settings(config_path)
     secret, _origin, keys, _active = load_configured(s)
@@ -222,14 +222,14 @@ class WorkerProcs:
 
     def start_one(self) -> subprocess.Popen:
         if self.metrics:
-            from consumers.broker import free_port
+            from plainsight.consumers.broker import free_port
 
             port = free_port()
             self.metrics_ports.append(port)
             mflags = ["--metrics-port", str(port), "--metrics-host", "127.0.0.1"]
         else:
             mflags = ["--no-metrics"]
-        cmd = [sys.executable, "-m", "middleware.cli", "serve", "--config", self.config_path,
+        cmd = [sys.executable, "-m", "plainsight.middleware.cli", "serve", "--config", self.config_path,
                "--bootstrap-servers", self.bootstrap, *mflags, "--log-level", "INFO", *self.extra_args]
         env = dict(os.environ)
         env.update(self._secret_env)
@@ -387,8 +387,8 @@ async def run_stream(
 ) -> StreamResult:
     import psutil
 
-    from consumers.kafka import ensure_topics, make_consumer, make_producer
-    from middleware.config import load_settings
+    from plainsight.consumers.kafka import ensure_topics, make_consumer, make_producer
+    from plainsight.middleware.config import load_settings
 
     settings = load_settings(config_path, kafka={"bootstrap_servers": bootstrap})
     await ensure_topics(settings, bootstrap)
@@ -442,7 +442,7 @@ async def run_stream(
         got_degraded = 0
 
         plan = plan_turns(dialogues, n_turns, n_sessions, f"b{run_id}")
-        from middleware.runtime import freeze_heap
+        from plainsight.middleware.runtime import freeze_heap
 
         freeze_heap()  # the driver's own GC pauses would show up as end-to-end latency
         wprocs = [psutil.Process(pid) for pid in procs.pids]
@@ -535,9 +535,9 @@ def idle_session_memory(n_sessions: int = 10_000) -> dict:
     import gc
     import tracemalloc
 
-    from middleware.config import load_settings
-    from middleware.schemas import InputTurn
-    from surrogate.pipeline import build_pipeline
+    from plainsight.middleware.config import load_settings
+    from plainsight.middleware.schemas import InputTurn
+    from plainsight.surrogate.pipeline import build_pipeline
 
     pipe = build_pipeline(load_settings())
     pipe.process_sync(InputTurn(session_id="warm", turn_id=0, role="student", text="hi I'm Ana", sent_at=0.0))

@@ -13,12 +13,12 @@ import statistics
 import time
 import tracemalloc
 
-from middleware.detection.base import Span
+from plainsight.middleware.detection.base import Span
 
-from surrogate.crypto import StateCipher, derive_dev_key
-from surrogate.names import load_tables
-from surrogate.replacer import SurrogateReplacer
-from surrogate.state import SessionMapping
+from plainsight.surrogate.crypto import StateCipher, derive_dev_key
+from plainsight.surrogate.names import load_tables
+from plainsight.surrogate.replacer import SurrogateReplacer
+from plainsight.surrogate.state import SessionMapping
 
 #: One session's 10 entities: 6 name tokens (3 people) + e-mail, phone, username, id.
 TURNS = [

@@ -7,8 +7,8 @@ import logging
 
 from aiokafka import TopicPartition
 
-from middleware.metrics import MetricsSink
-from middleware.schemas import DeadLetter, sha256_hex
+from plainsight.middleware.metrics import MetricsSink
+from plainsight.middleware.schemas import DeadLetter, sha256_hex
 
 from .producer import AckedProducer
 

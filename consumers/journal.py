@@ -9,7 +9,7 @@ import base64
 
 from aiokafka import TopicPartition
 
-from middleware.sessions import SessionStore
+from plainsight.middleware.sessions import SessionStore
 
 from .producer import payload
 

@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
-from middleware.config import KafkaSettings, Settings
+from plainsight.middleware.config import KafkaSettings, Settings
 
 log = logging.getLogger(__name__)
 

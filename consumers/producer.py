@@ -11,8 +11,8 @@ from typing import Callable
 
 from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
-from middleware.config import Settings
-from middleware.schemas import OutputTurn
+from plainsight.middleware.config import Settings
+from plainsight.middleware.schemas import OutputTurn
 
 from .kafka import ensure_topics, make_producer
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 from aiokafka import TopicPartition
 
-from surrogate.crypto import DEV_KEY_ID, StateCipher, StateCryptoError
+from plainsight.surrogate.crypto import DEV_KEY_ID, StateCipher, StateCryptoError
 
 from .kafka import make_consumer, make_producer
 from .state_store import WRITER_HEADER

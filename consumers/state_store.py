@@ -27,9 +27,9 @@ from typing import Protocol
 from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
 
-from middleware.logs import session_ref
-from middleware.sessions import SessionState, SessionStore
-from middleware.state_codec import SessionCodec, StateDecodeError
+from plainsight.middleware.logs import session_ref
+from plainsight.middleware.sessions import SessionState, SessionStore
+from plainsight.middleware.state_codec import SessionCodec, StateDecodeError
 
 from .kafka import make_consumer
 

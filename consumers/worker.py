@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
-from middleware.config import Settings
-from middleware.logs import session_ref
-from middleware.metrics import MetricsSink, NoMetrics
-from middleware.parsing import ParseFailure, parse_turn
-from middleware.pipeline import Pipeline
-from middleware.runtime import freeze_heap
-from middleware.schemas import InputTurn
-from surrogate.pipeline import build_pipeline
+from plainsight.middleware.config import Settings
+from plainsight.middleware.logs import session_ref
+from plainsight.middleware.metrics import MetricsSink, NoMetrics
+from plainsight.middleware.parsing import ParseFailure, parse_turn
+from plainsight.middleware.pipeline import Pipeline
+from plainsight.middleware.runtime import freeze_heap
+from plainsight.middleware.schemas import InputTurn
+from plainsight.surrogate.pipeline import build_pipeline
 
 from .dead_letters import DeadLetters
 from .journal import NoJournal, ReplayJournal
@@ -103,7 +103,7 @@ class Worker:
         metrics: MetricsSink | None = None,
         state_store: StateStore | None | str = "auto",
     ) -> None:
-        from middleware.keys import require_worker_secrets
+        from plainsight.middleware.keys import require_worker_secrets
 
         # no public or per-process secret in a worker: replays and other workers must agree
         require_worker_secrets(settings)
@@ -129,8 +129,8 @@ class Worker:
         self._bg: set[asyncio.Task] = set()
 
     def _default_state_store(self) -> StateStore:
-        from middleware.state_codec import SessionCodec
-        from surrogate.crypto import StateCipher
+        from plainsight.middleware.state_codec import SessionCodec
+        from plainsight.surrogate.crypto import StateCipher
 
         from .state_store import KafkaStateStore
 

@@ -11,8 +11,8 @@ import logging
 
 from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
 
-from middleware.detection.presidio_engine import pinned_nlp_engine
-from middleware.detection.presidio_out import PlainsightRecognizer
+from plainsight.middleware.detection.presidio_engine import pinned_nlp_engine
+from plainsight.middleware.detection.presidio_out import PlainsightRecognizer
 
 logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)  # its notes on non-English recognizers
 nlp = pinned_nlp_engine()  # Presidio's SpacyNlpEngine on the pinned en_core_web_sm

@@ -13,15 +13,15 @@ import sys
 
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("middleware.commands.demo", "stream bundled sample chats through an embedded broker and show the result"),
-    "serve": ("middleware.commands.serve", "run the long-lived worker against Kafka (embedded broker if none configured)"),
-    "redact": ("middleware.commands.redact", "de-identify stored chat logs (JSONL) without Kafka"),
-    "eval": ("middleware.commands.eval", "score the detection cascade on a labelled dialogue file"),
-    "bench": ("middleware.commands.bench", "benchmarks: detect, stream, faults"),
-    "forget": ("middleware.commands.forget", "erase a session's stored state (right to erasure)"),
-    "llm": ("middleware.commands.llm", "LLM stage tools: export-finetune (OpenAI fine-tuning JSONL with the stage's prompts)"),
-    "keys": ("middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
-    "recognizers": ("middleware.commands.recognizers", "list the fast pass a configuration builds; --try TEXT shows what it finds"),
+    "demo": ("plainsight.middleware.commands.demo", "stream bundled sample chats through an embedded broker and show the result"),
+    "serve": ("plainsight.middleware.commands.serve", "run the long-lived worker against Kafka (embedded broker if none configured)"),
+    "redact": ("plainsight.middleware.commands.redact", "de-identify stored chat logs (JSONL) without Kafka"),
+    "eval": ("plainsight.middleware.commands.eval", "score the detection cascade on a labelled dialogue file"),
+    "bench": ("plainsight.middleware.commands.bench", "benchmarks: detect, stream, faults"),
+    "forget": ("plainsight.middleware.commands.forget", "erase a session's stored state (right to erasure)"),
+    "llm": ("plainsight.middleware.commands.llm", "LLM stage tools: export-finetune (OpenAI fine-tuning JSONL with the stage's prompts)"),
+    "keys": ("plainsight.middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
+    "recognizers": ("plainsight.middleware.commands.recognizers", "list the fast pass a configuration builds; --try TEXT shows what it finds"),
 }
 
 
@@ -51,7 +51,7 @@ def _version() -> str:
     try:
         from importlib.metadata import version
 
-        return version("plainsight")
+        return version("plainsight-privacy")
     except Exception:  # pragma: no cover
         return "0+unknown"
 

@@ -69,7 +69,7 @@ def require_codable(cls: type, what: str) -> type[StateCodable]:
         return cls
     raise NotCodableError(
         f"{what} class {_class_name(cls) if isinstance(cls, type) else type(cls).__name__} does not implement "
-        "middleware.codable.StateCodable (to_dict/from_dict): the session state cannot be stored"
+        "plainsight.middleware.codable.StateCodable (to_dict/from_dict): the session state cannot be stored"
     )
 
 

@@ -517,7 +517,4 @@ def _unsecret(d: Any) -> Any:
 
 def config_resource(name: str) -> Path:
     """Path of a file shipped in ``configs/`` (works from a checkout and from a wheel)."""
-    repo = Path(__file__).resolve().parent.parent / "configs" / name
-    if repo.exists():
-        return repo
-    return Path(str(resources.files("middleware._configs").joinpath(name)))
+    return Path(str(resources.files("plainsight.configs").joinpath(name)))

@@ -3,8 +3,8 @@
 
 Usage (the Kafka worker)::
 
-    from middleware.metrics import Metrics
-    from middleware.metrics_server import MetricsServer
+    from plainsight.middleware.metrics import Metrics
+    from plainsight.middleware.metrics_server import MetricsServer
 
     metrics = Metrics.from_settings(settings)        # own CollectorRegistry, everything at zero
     server = MetricsServer(metrics, settings.metrics.host, settings.metrics.port).start()

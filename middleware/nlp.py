@@ -7,6 +7,7 @@ against ``middleware/data/en_core_web_sm-3.8.0.sha256.json`` before spaCy deseri
 
 from __future__ import annotations
 
+from importlib import resources
 import functools
 import hashlib
 import importlib.util
@@ -16,7 +17,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-_CHECKSUMS = Path(__file__).parent / "data" / "en_core_web_sm-3.8.0.sha256.json"
+_CHECKSUMS = Path(str(resources.files("plainsight.middleware").joinpath("data", "en_core_web_sm-3.8.0.sha256.json")))
 
 
 class ModelIntegrityError(RuntimeError):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from surrogate.origin import ENGLISH_LOCALES, GROUPS  # noqa: E402
+from plainsight.surrogate.origin import ENGLISH_LOCALES, GROUPS  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "surrogate" / "data" / "origins.json.gz"
 

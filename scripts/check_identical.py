@@ -29,7 +29,7 @@ SECRET = "check-identical-fixed-secret"
 
 
 def _data_dir() -> Path:
-    from middleware.evaluation import default_data_dir  # $PLAINSIGHT_DATA_DIR or ../shared/data/dev
+    from plainsight.middleware.evaluation import default_data_dir  # $PLAINSIGHT_DATA_DIR or ../shared/data/dev
 
     return default_data_dir()
 
@@ -39,7 +39,7 @@ def _compat() -> None:
     Applied the same way to both sides of a comparison."""
     import inspect
 
-    from middleware.detection import names
+    from plainsight.middleware.detection import names
 
     if "keeps" not in inspect.signature(names.NameFinder.find).parameters:
         orig = names.NameFinder.find
@@ -52,21 +52,21 @@ def _compat() -> None:
 
 def _build(settings):
     try:  # after the architecture refactor: the composition root injects the replacer
-        from surrogate.pipeline import build_pipeline
+        from plainsight.surrogate.pipeline import build_pipeline
     except ImportError:
-        from middleware.pipeline import Pipeline as build_pipeline
+        from plainsight.middleware.pipeline import Pipeline as build_pipeline
     return build_pipeline(settings)
 
 
 def _codec(pipeline):
-    from middleware.state_codec import SessionCodec
+    from plainsight.middleware.state_codec import SessionCodec
 
     return SessionCodec(pipeline, cipher=None)
 
 
 async def _run(every: int, limit: int | None) -> list[str]:
-    from middleware.config import Settings
-    from middleware.schemas import InputTurn
+    from plainsight.middleware.config import Settings
+    from plainsight.middleware.schemas import InputTurn
 
     _compat()
     lines: list[str] = []

@@ -38,8 +38,8 @@ def main() -> int:
     ap.add_argument("--train-args", default="", help="extra arguments for train_name_model.py")
     args = ap.parse_args()
 
-    from middleware.detection.cascade import Cascade
-    from middleware.detection.namemodel import NameModel
+    from plainsight.middleware.detection.cascade import Cascade
+    from plainsight.middleware.detection.namemodel import NameModel
     from quick_score import score
 
     results = []

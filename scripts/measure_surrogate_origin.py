@@ -35,10 +35,10 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from middleware.evaluation import default_data_dir
-    from surrogate.names import load_tables
-    from surrogate.origin import UNSPACED, load_origins
-    from surrogate.replacer import SurrogateReplacer
+    from plainsight.middleware.evaluation import default_data_dir
+    from plainsight.surrogate.names import load_tables
+    from plainsight.surrogate.origin import UNSPACED, load_origins
+    from plainsight.surrogate.replacer import SurrogateReplacer
 
     tables = load_tables()
     origins = load_origins()

@@ -35,7 +35,7 @@ def resolve(name: str | Path) -> Path:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from middleware.evaluation import resolve_data_file
+    from plainsight.middleware.evaluation import resolve_data_file
 
     return resolve_data_file(name)
 
@@ -69,8 +69,8 @@ class NamePool:
         import sys
 
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        from middleware.detection.keep import is_famous, is_place
-        from middleware.detection.lexicon import get_lexicon
+        from plainsight.middleware.detection.keep import is_famous, is_place
+        from plainsight.middleware.detection.lexicon import get_lexicon
 
         lex = get_lexicon()
         self.lex = lex
@@ -133,9 +133,9 @@ def mark_characters(d: dict) -> dict:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from middleware.detection.keep import PROBLEM_KEYS, is_calendar, is_place
-    from middleware.detection.lexicon import get_lexicon
-    from middleware.detection.names import STOP, name_class, tokenize
+    from plainsight.middleware.detection.keep import PROBLEM_KEYS, is_calendar, is_place
+    from plainsight.middleware.detection.lexicon import get_lexicon
+    from plainsight.middleware.detection.names import STOP, name_class, tokenize
 
     meta = dict(d.get("meta") or {})
     chars: set[str] = set()

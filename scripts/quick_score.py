@@ -36,8 +36,8 @@ FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth")
 
 
 def score(cascade, dialogues: list[dict], labels: tuple[str, ...]) -> dict:
-    from middleware.detection.base import TurnContext
-    from middleware.evaluation import Counts, Ent, gold_ents, match_spans, percentile
+    from plainsight.middleware.detection.base import TurnContext
+    from plainsight.middleware.evaluation import Counts, Ent, gold_ents, match_spans, percentile
 
     counts = {lab: Counts() for lab in labels}
     ms: list[float] = []
@@ -84,13 +84,13 @@ def main() -> int:
     ap.add_argument("--model", type=Path, default=None, help="name model weights to use instead of the shipped ones")
     ap.add_argument("--threshold", type=float, default=None, help="override the model's decision threshold")
     args = ap.parse_args()
-    from middleware.detection.cascade import Cascade
+    from plainsight.middleware.detection.cascade import Cascade
 
     labels = tuple(args.labels.split(","))
     split = "check+final" if args.split == "test" else args.split
     cascade = Cascade(use_ner=False if args.no_ner else True if args.ner else None, use_model=not args.no_model)
     if args.model is not None and not args.no_model:
-        from middleware.detection.namemodel import NameModel
+        from plainsight.middleware.detection.namemodel import NameModel
 
         cascade.names.model = NameModel.load(args.model)
     if args.threshold is not None and cascade.names.model is not None:

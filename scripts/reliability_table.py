@@ -40,9 +40,9 @@ def _bucket(x: float, edges) -> str:
 
 
 def collect(files, split: str):
-    from middleware.config import load_settings
-    from middleware.evaluation import _dialogue_turns
-    from surrogate.pipeline import build_pipeline
+    from plainsight.middleware.config import load_settings
+    from plainsight.middleware.evaluation import _dialogue_turns
+    from plainsight.surrogate.pipeline import build_pipeline
     import name_data
 
     p = build_pipeline(load_settings(metrics={"enabled": False}))
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     ap.add_argument("--calibration", action="store_true", help="print precision per evidence as a dict (from this split)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    from middleware.detection.evidence import CALIBRATED, classify
+    from plainsight.middleware.detection.evidence import CALIBRATED, classify
 
     rows, keeps = collect(a.files.split(","), a.split)
     by_ev: dict[str, list[bool]] = defaultdict(list)
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     cal: dict[str, list[bool]] = defaultdict(list)
     cal_mean: dict[str, list[float]] = defaultdict(list)
     cls: dict[str, list[bool]] = defaultdict(list)
-    from middleware.detection.base import Span
+    from plainsight.middleware.detection.base import Span
 
     for f, score, ev, tp in rows:
         raw[_bucket(score, RAW_BUCKETS)].append(tp)

@@ -43,8 +43,8 @@ FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth", "topical
 
 def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int], list[str]]:
     """Features and labels of every model candidate, running the cascade turn by turn."""
-    from middleware.detection.base import TurnContext
-    from middleware.detection.name_recognizer import CONTAINER_LABELS as CONTAINERS
+    from plainsight.middleware.detection.base import TurnContext
+    from plainsight.middleware.detection.name_recognizer import CONTAINER_LABELS as CONTAINERS
 
     X: list[list[str]] = []
     y: list[int] = []
@@ -166,8 +166,8 @@ def main() -> int:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-    from middleware.detection.cascade import Cascade
-    from middleware.detection.namemodel import MODEL_PATH, NameModel
+    from plainsight.middleware.detection.cascade import Cascade
+    from plainsight.middleware.detection.namemodel import MODEL_PATH, NameModel
 
     t0 = time.time()
     random.seed(args.seed)

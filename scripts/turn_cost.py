@@ -28,18 +28,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     try:  # after the architecture refactor
-        from benchmarks.stream import bench_secret_env, load_dialogues, plan_turns
-        from surrogate.pipeline import build_pipeline
+        from plainsight.benchmarks.stream import bench_secret_env, load_dialogues, plan_turns
+        from plainsight.surrogate.pipeline import build_pipeline
 
         os.environ.update(bench_secret_env())
     except ImportError:  # older trees
-        from consumers.bench_stream import load_dialogues, plan_turns
-        from middleware.pipeline import Pipeline as build_pipeline
-    from consumers.state_store import KafkaStateStore
-    from middleware.config import load_settings
-    from middleware.schemas import InputTurn
-    from middleware.state_codec import SessionCodec
-    from surrogate.crypto import StateCipher
+        from plainsight.consumers.bench_stream import load_dialogues, plan_turns
+        from plainsight.middleware.pipeline import Pipeline as build_pipeline
+    from plainsight.consumers.state_store import KafkaStateStore
+    from plainsight.middleware.config import load_settings
+    from plainsight.middleware.schemas import InputTurn
+    from plainsight.middleware.state_codec import SessionCodec
+    from plainsight.surrogate.crypto import StateCipher
 
     settings = load_settings()
     plan = plan_turns(load_dialogues(), a.turns, a.sessions, "p")

@@ -25,7 +25,7 @@ import os
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from middleware.keys import derive_dev_key  # noqa: F401  (one definition, re-exported)
+from plainsight.middleware.keys import derive_dev_key  # noqa: F401  (one definition, re-exported)
 
 from .state import SessionMapping
 
@@ -46,7 +46,7 @@ class StateCipher:
         if not keys:
             raise ValueError("no state encryption keys")
         if not allow_dev_key:
-            from middleware.keys import public_dev_key
+            from plainsight.middleware.keys import public_dev_key
 
             dev = public_dev_key()
             for kid, k in keys.items():
@@ -76,7 +76,7 @@ class StateCipher:
 
         Raises ``middleware.keys.SecretsError`` (with how to make a key) when none is configured.
         """
-        from middleware.keys import HOW_TO, SecretsError, active_key_id, decode_key, load_configured
+        from plainsight.middleware.keys import HOW_TO, SecretsError, active_key_id, decode_key, load_configured
 
         _secret, _origin, raw_keys, active = load_configured(settings)
         if not raw_keys:

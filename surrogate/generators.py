@@ -33,7 +33,7 @@ import threading
 import unicodedata
 from functools import lru_cache
 
-from middleware.values import (  # noqa: F401  (re-exported: value parsing is shared with detection)
+from plainsight.middleware.values import (  # noqa: F401  (re-exported: value parsing is shared with detection)
     _DIGIT_WORD_RX,
     PhoneParts,
     luhn_ok,

@@ -115,7 +115,7 @@ _TABLES: NameTables | None = None
 
 
 def data_path(name: str = "names.json.gz") -> Path:
-    return Path(str(resources.files("surrogate").joinpath("data", name)))
+    return Path(str(resources.files("plainsight.surrogate").joinpath("data", name)))
 
 
 def load_tables(path: str | Path | None = None) -> NameTables:

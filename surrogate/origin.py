@@ -116,7 +116,7 @@ def _fold(s: str) -> str:
 
 
 def data_path():
-    return resources.files("surrogate").joinpath("data", "origins.json.gz")
+    return resources.files("plainsight.surrogate").joinpath("data", "origins.json.gz")
 
 
 class Origins:

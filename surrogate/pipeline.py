@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from middleware.config import Settings
-from middleware.pipeline import Pipeline
+from plainsight.middleware.config import Settings
+from plainsight.middleware.pipeline import Pipeline
 
 from .replacer import SurrogateReplacer
 

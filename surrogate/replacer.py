@@ -35,10 +35,10 @@ import re
 import weakref
 from typing import Callable
 
-from middleware.detection.base import Span, resolve_overlaps
-from middleware.replace import TagReplacer, apply_replacements
-from middleware.schemas import EntityOut
-from middleware.values import ALL_TITLES, SURNAME_TITLES
+from plainsight.middleware.detection.base import Span, resolve_overlaps
+from plainsight.middleware.replace import TagReplacer, apply_replacements
+from plainsight.middleware.schemas import EntityOut
+from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 
 from . import generators as G
 from .keyed import KeyedRandom, derive
@@ -107,7 +107,7 @@ class SurrogateReplacer:
     @classmethod
     def from_settings(cls, settings) -> "SurrogateReplacer":
         s = settings.surrogate
-        from middleware.keys import load_configured
+        from plainsight.middleware.keys import load_configured
 
         secret = load_configured(settings)[0]
         if secret is None:
@@ -811,7 +811,7 @@ def _info_once(msg: str) -> None:
 def _configured_shapes(settings) -> dict[str, Callable[[str], bool] | None]:
     """label → what its surrogate must fit, for labels of configured recognizers asking for a
     format-preserving surrogate (``surrogate: shape``, the default; ``tag`` keeps ``[LABEL_n]``)."""
-    from middleware.pipeline import detection_registry
+    from plainsight.middleware.pipeline import detection_registry
 
     reg = detection_registry(settings)
     out: dict[str, Callable[[str], bool] | None] = {}

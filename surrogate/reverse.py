@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from middleware.schemas import EntityOut
+from plainsight.middleware.schemas import EntityOut
 
 from .names import fold
 from .state import SessionMapping, ValueEntry

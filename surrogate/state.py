@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from middleware.codable import BinaryStateCodable
-from middleware.replace import TagState
+from plainsight.middleware.codable import BinaryStateCodable
+from plainsight.middleware.replace import TagState
 
 from .names import fold
 

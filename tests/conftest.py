@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from consumers.broker import EmbeddedBroker
-from middleware.config import load_settings
+from plainsight.consumers.broker import EmbeddedBroker
+from plainsight.middleware.config import load_settings
 
 # helpers live in tests/support.py; re-exported for test modules that import them from here
 from .support import (  # noqa: F401

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from middleware.config import LLMSettings
-from middleware.llm import LLMStage
-from benchmarks.llm_simulator import FakeOpenAI, Reply, closed_port_url
+from plainsight.middleware.config import LLMSettings
+from plainsight.middleware.llm import LLMStage
+from plainsight.benchmarks.llm_simulator import FakeOpenAI, Reply, closed_port_url
 
 __all__ = ["FakeOpenAI", "Reply", "closed_port_url", "fake_llm", "make_stage", "fast_settings", "ALTER"]
 

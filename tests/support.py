@@ -11,8 +11,8 @@ import time
 import uuid
 from pathlib import Path
 
-from middleware.evaluation import default_data_dir
-from middleware.keys import secrets_env, secrets_overrides
+from plainsight.middleware.evaluation import default_data_dir
+from plainsight.middleware.keys import secrets_env, secrets_overrides
 
 #: the repository root
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def turn_bytes(session_id: str, turn_id, text: str, role: str = "student", **ext
 
 async def produce(settings, records, topic=None):
     """records: iterable of (key: str|None, value: bytes)."""
-    from consumers.kafka import make_producer
+    from plainsight.consumers.kafka import make_producer
 
     p = make_producer(settings, settings.kafka.bootstrap_servers)
     await p.start()
@@ -67,7 +67,7 @@ async def produce(settings, records, topic=None):
 
 async def read_topic(settings, topic, expected: int, timeout: float = 30.0, idle: float = 0.0):
     """Read `topic` from the beginning until `expected` records arrived (then `idle` more seconds)."""
-    from consumers.kafka import make_consumer
+    from plainsight.consumers.kafka import make_consumer
 
     c = make_consumer(settings, settings.kafka.bootstrap_servers, topic, group_id=f"reader-{uuid.uuid4().hex[:8]}")
     await c.start()
@@ -92,7 +92,7 @@ async def read_topic(settings, topic, expected: int, timeout: float = 30.0, idle
 async def run_forget(s, session_ids: list[str]) -> int:
     """``plainsight forget SESSION_ID …`` in-process against the test's broker and topics (the
     topics reach it through ``PLAINSIGHT_TOPICS__*``, restored afterwards); its exit status."""
-    from middleware.commands.forget import forget
+    from plainsight.middleware.commands.forget import forget
 
     class Args:
         config = None
@@ -124,7 +124,7 @@ def free_port() -> int:
 
 def detected_names(cascade, text: str, role: str = "student", memory=None) -> list[str]:
     """The NAME spans the cascade finds in one turn, as text (a fresh session memory unless one is given)."""
-    from middleware.detection.base import TurnContext
+    from plainsight.middleware.detection.base import TurnContext
 
     mem = memory if memory is not None else cascade.new_memory()
     spans = cascade.detect(text, TurnContext(role=role, session_id="s"), mem)

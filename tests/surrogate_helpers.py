@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from middleware.detection.base import Span
+from plainsight.middleware.detection.base import Span
 
 _MARK = re.compile(r"\[\[(.+?)\|([A-Z_]+)\]\]", re.S)
 

@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from middleware.commands._common import run_async
+    from plainsight.middleware.commands._common import run_async
 
     return run_async(_run(args))
 
@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     import json
 
-    from benchmarks.broker_hop import run_hop
-    from consumers.broker import EmbeddedBroker
-    from middleware.commands._common import embedded_tuning
+    from plainsight.benchmarks.broker_hop import run_hop
+    from plainsight.consumers.broker import EmbeddedBroker
+    from plainsight.middleware.commands._common import embedded_tuning
 
     broker = None
     bootstrap = args.bootstrap_servers

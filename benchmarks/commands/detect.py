@@ -87,7 +87,7 @@ def time_detector(detector, dialogues: list[dict], warmup: int) -> list[float]:
     """ms per turn for every turn of ``dialogues`` (after ``warmup`` untimed turns)."""
     import time
 
-    from middleware.detection.base import TurnContext
+    from plainsight.middleware.detection.base import TurnContext
 
     def turns():
         for d in dialogues:
@@ -119,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
     import statistics
     import sys
 
-    from middleware.config import load_settings
-    from middleware.evaluation import percentile, read_dialogues, resolve_data_file
+    from plainsight.middleware.config import load_settings
+    from plainsight.middleware.evaluation import percentile, read_dialogues, resolve_data_file
 
     if args.turns < 1:
         print("plainsight bench detect: --turns must be >= 1", file=sys.stderr)
@@ -137,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
     # Presidio logs a warning per unmapped spaCy entity (CARDINAL, ...): formatting and writing
     # them is not detection work, and would slow the baseline unfairly.
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
-    from middleware.detection.cascade import Cascade
-    from middleware.detection.presidio_engine import PresidioDetector
+    from plainsight.middleware.detection.cascade import Cascade
+    from plainsight.middleware.detection.presidio_engine import PresidioDetector
 
     cascade = Cascade.from_settings(settings)
     baseline = PresidioDetector(settings.detection.spacy_model, settings.detection.verify_model_checksums)

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from benchmarks.faults import run_all
+    from plainsight.benchmarks.faults import run_all
 
     only = [x.strip() for x in args.only.split(",")] if args.only else None
     res = asyncio.run(run_all(Path(args.data_dir) if args.data_dir else None, args.turns, args.hostile, only))

@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from middleware.commands._common import run_async
+    from plainsight.middleware.commands._common import run_async
 
     return run_async(_run(args))
 
@@ -45,15 +45,15 @@ async def _run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from benchmarks.stream import idle_session_memory, load_dialogues, run_stream, write_bench_config
-    from consumers.broker import EmbeddedBroker
+    from plainsight.benchmarks.stream import idle_session_memory, load_dialogues, run_stream, write_bench_config
+    from plainsight.consumers.broker import EmbeddedBroker
 
     counts = [int(x) for x in str(args.workers).split(",") if x.strip()]
     dialogues = load_dialogues(Path(args.data_dir) if args.data_dir else None)
     sim = None
     worker_args: list[str] = []
     if args.llm_latency_ms is not None:
-        from benchmarks.llm_simulator import FakeOpenAI
+        from plainsight.benchmarks.llm_simulator import FakeOpenAI
 
         sim = FakeOpenAI(latency_s=args.llm_latency_ms / 1e3).start()
         worker_args += ["--llm-base-url", sim.base_url, "--llm-policy", args.llm_policy, "--llm-gate", args.llm_gate,

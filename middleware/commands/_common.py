@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from middleware.evaluation import percentile  # noqa: F401  (re-exported: one definition, nearest rank)
+from plainsight.middleware.evaluation import percentile  # noqa: F401  (re-exported: one definition, nearest rank)
 
 
 def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True, llm: bool = True) -> None:
@@ -21,7 +21,7 @@ def add_config_arguments(p: argparse.ArgumentParser, kafka: bool = True, llm: bo
     p.add_argument("--engine", choices=["cascade", "presidio"], help="detection engine")
     p.add_argument("--mode", choices=["surrogate", "tag", "redact"], help="output mode for both output topics")
     if llm:
-        from middleware.llm.cli_args import add_llm_arguments
+        from plainsight.middleware.llm.cli_args import add_llm_arguments
 
         add_llm_arguments(p)
 
@@ -73,7 +73,7 @@ def _secrets_hook(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _llm_hook(args: argparse.Namespace) -> dict[str, Any]:
-    from middleware.llm.cli_args import llm_overrides
+    from plainsight.middleware.llm.cli_args import llm_overrides
 
     return llm_overrides(args)
 
@@ -83,7 +83,7 @@ _OVERRIDE_HOOKS: list = [_llm_hook, _secrets_hook]
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any):
-    from middleware.config import load_settings
+    from plainsight.middleware.config import load_settings
 
     ov = overrides_from_args(args)
     _merge(ov, extra)

@@ -19,19 +19,19 @@ import sys
 #: benchmark -> (module, one-line help)
 BENCHES: dict[str, tuple[str, str]] = {
     "detect": (
-        "benchmarks.commands.detect",
+        "plainsight.benchmarks.commands.detect",
         "detection speed: the cascade vs the Presidio baseline on the same turns, one core",
     ),
     "stream": (
-        "benchmarks.commands.stream",
+        "plainsight.benchmarks.commands.stream",
         "turns/s and end-to-end latency through a broker and 1..K worker processes",
     ),
     "broker": (
-        "benchmarks.commands.broker",
+        "plainsight.benchmarks.commands.broker",
         "the transport floor: one producer → broker → consumer hop, no plainsight",
     ),
     "faults": (
-        "benchmarks.commands.faults",
+        "plainsight.benchmarks.commands.faults",
         "SIGKILL, broker restart, LLM outage, 10,000 hostile inputs, then a leak scan",
     ),
 }

@@ -44,7 +44,7 @@ def load_chats(path: str | None) -> list[dict]:
     if path:
         text = open(path, encoding="utf-8").read()
     else:
-        text = resources.files("middleware.samples").joinpath("demo_chats.jsonl").read_text(encoding="utf-8")
+        text = resources.files("plainsight.middleware.samples").joinpath("demo_chats.jsonl").read_text(encoding="utf-8")
     chats: list[dict] = []
     by_session: dict[str, dict] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -95,11 +95,11 @@ async def _demo(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from consumers.broker import EmbeddedBroker
-    from consumers.kafka import make_consumer, make_producer
-    from consumers.worker import Worker
-    from middleware.keys import SecretsError, resolve_secrets
-    from middleware.schemas import InputTurn, OutputTurn
+    from plainsight.consumers.broker import EmbeddedBroker
+    from plainsight.consumers.kafka import make_consumer, make_producer
+    from plainsight.consumers.worker import Worker
+    from plainsight.middleware.keys import SecretsError, resolve_secrets
+    from plainsight.middleware.schemas import InputTurn, OutputTurn
 
     from ._common import embedded_tuning, percentile, settings_from_args
 
@@ -240,8 +240,8 @@ async def _reply_round_trip(args, settings, bootstrap, producer, order, results,
     import asyncio
     import time
 
-    from consumers.kafka import make_consumer
-    from middleware.schemas import InputTurn, OutputTurn
+    from plainsight.consumers.kafka import make_consumer
+    from plainsight.middleware.schemas import InputTurn, OutputTurn
 
     picks = [t for t in order if t.role == "tutor" and (t.session_id, str(t.turn_id)) in results
              and results[(t.session_id, str(t.turn_id))][0].entities][:n]

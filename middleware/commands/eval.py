@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from ..config import load_settings
     from ..evaluation import CORE_LABELS, predictions_record, read_dialogues, resolve_data_file, run_dialogue, summarize
     from ..pipeline import detection_registry
-    from surrogate.pipeline import build_pipeline
+    from plainsight.surrogate.pipeline import build_pipeline
 
     files = list(args.file) if isinstance(args.file, (list, tuple)) else [args.file]
     if len(files) > 1:

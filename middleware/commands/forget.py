@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 async def forget(args: argparse.Namespace) -> int:
     import sys
 
-    from consumers.kafka import ensure_topics, make_producer
+    from plainsight.consumers.kafka import ensure_topics, make_producer
 
     from ._common import settings_from_args
 
@@ -77,7 +77,7 @@ async def stored_sessions(settings, bootstrap: str, wanted: set[str], timeout: f
 
     from aiokafka import TopicPartition
 
-    from consumers.kafka import make_consumer
+    from plainsight.consumers.kafka import make_consumer
 
     topic = settings.topics.state
     latest: dict[str, bool] = {}

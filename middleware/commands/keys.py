@@ -67,7 +67,7 @@ def generate(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from middleware.keys import (SecretsError, new_key_b64, new_key_id, new_secret, read_keys_file,
+    from plainsight.middleware.keys import (SecretsError, new_key_b64, new_key_id, new_secret, read_keys_file,
                                  write_secret_file)
 
     kid = args.key_id or new_key_id()
@@ -171,9 +171,9 @@ def _replace_file(path: str, content: str) -> None:
 async def rotate(args: argparse.Namespace) -> int:
     import json
 
-    from consumers.rotate import rotate_state
-    from middleware.keys import SecretsError
-    from surrogate.crypto import StateCipher, StateCryptoError
+    from plainsight.consumers.rotate import rotate_state
+    from plainsight.middleware.keys import SecretsError
+    from plainsight.surrogate.crypto import StateCipher, StateCryptoError
 
     from ._common import settings_from_args
 

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"plainsight llm export-finetune: {exc}", file=sys.stderr)
         return 2
     try:
-        from surrogate.pipeline import build_replacer
+        from plainsight.surrogate.pipeline import build_replacer
 
         rep = export_finetune(
             settings,

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from ..config import load_settings
     from ..detection.cascade import Cascade
     from ..detection.registry import builtin_names
-    from surrogate.pipeline import build_pipeline
+    from plainsight.surrogate.pipeline import build_pipeline
 
     settings = load_settings(args.config)
     cascade = Cascade.from_settings(settings)

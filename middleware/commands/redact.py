@@ -122,13 +122,13 @@ async def redact(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from middleware.parsing import ParseFailure, parse_turn
-    from surrogate.pipeline import build_pipeline
-    from middleware.schemas import DeadLetter, InputTurn, sha256_hex
+    from plainsight.middleware.parsing import ParseFailure, parse_turn
+    from plainsight.surrogate.pipeline import build_pipeline
+    from plainsight.middleware.schemas import DeadLetter, InputTurn, sha256_hex
 
     from ._common import settings_from_args
 
-    from middleware.keys import SecretsError, resolve_secrets
+    from plainsight.middleware.keys import SecretsError, resolve_secrets
 
     try:
         # unlinkable by default: without a configured secret, a fresh random one for this run
@@ -233,7 +233,7 @@ async def _redact_dialogue(pipeline, obj: dict, lineno: int) -> tuple[dict, int,
     and returned as ``(turn bytes, reason, detail)`` for the dead-letter file."""
     import json
 
-    from middleware.schemas import InputTurn
+    from plainsight.middleware.schemas import InputTurn
 
     sid = str(obj.get("id") or obj.get("session_id") or f"line-{lineno}")
     meta = obj.get("meta") if isinstance(obj.get("meta"), dict) else {}

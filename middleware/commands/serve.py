@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from middleware.config import UsageError
+from plainsight.middleware.config import UsageError
 
 from ._common import add_config_arguments
 
@@ -42,10 +42,10 @@ def load_pipeline(settings):
     """The pipeline with every configured stage loaded and warmed up (detector and its recognizers,
     surrogates, the LLM client when ``llm`` is configured). A stage that cannot be loaded raises
     :class:`StageLoadError` (exit 2, one line naming the stage; exception types, never values)."""
-    from middleware.pipeline import Pipeline, build_detector, build_llm_stage
+    from plainsight.middleware.pipeline import Pipeline, build_detector, build_llm_stage
 
     def build_replacer(s):
-        from surrogate.pipeline import build_replacer as build
+        from plainsight.surrogate.pipeline import build_replacer as build
 
         return build(s)
 
@@ -77,13 +77,13 @@ async def serve(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from consumers.broker import EmbeddedBroker
-    from consumers.worker import Worker
+    from plainsight.consumers.broker import EmbeddedBroker
+    from plainsight.consumers.worker import Worker
 
     from ._common import embedded_tuning, settings_from_args
 
     log = logging.getLogger("plainsight.serve")
-    from middleware.metrics_server import start_metrics
+    from plainsight.middleware.metrics_server import start_metrics
 
     from .metrics_args import metrics_overrides
 
@@ -97,7 +97,7 @@ async def serve(args: argparse.Namespace) -> int:
     # key must be configured; the in-memory embedded broker keeps nothing, random ones will do.
     import sys
 
-    from middleware.keys import SecretsError, resolve_secrets
+    from plainsight.middleware.keys import SecretsError, resolve_secrets
 
     # (an embedded broker with persistent storage, should one be configured, counts as lasting)
     in_memory = str(getattr(settings.embedded, "storage_engine", None) or "memory://").startswith("memory://")

@@ -16,6 +16,7 @@ are served from a small bounded cache of :class:`TokenInfo` objects.
 
 from __future__ import annotations
 
+from importlib import resources
 import functools
 import gzip
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
-LEXICON_PATH = Path(__file__).resolve().parent.parent / "data" / "name_lexicon.tsv.gz"
+LEXICON_PATH = Path(str(resources.files("plainsight.middleware").joinpath("data", "name_lexicon.tsv.gz")))
 
 #: Log-probability used for a form the table does not hold (rarer than anything kept).
 ABSENT = -20.0

@@ -18,13 +18,14 @@ Scoring is a sum of dictionary look-ups (~5 µs per candidate); most tokens neve
 
 from __future__ import annotations
 
+from importlib import resources
 import functools
 import gzip
 import json
 import math
 from pathlib import Path
 
-MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "name_model.json.gz"
+MODEL_PATH = Path(str(resources.files("plainsight.middleware").joinpath("data", "name_model.json.gz")))
 
 
 class NameModel:

@@ -7,8 +7,8 @@ naming the evidence ("intro": a self-introduction, "direct": a greeting or vocat
 a person already confirmed in the session, "model": the learned reviewer, ...)::
 
     from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
-    from middleware.detection.presidio_engine import pinned_nlp_engine
-    from middleware.detection.presidio_out import PlainsightRecognizer
+    from plainsight.middleware.detection.presidio_engine import pinned_nlp_engine
+    from plainsight.middleware.detection.presidio_out import PlainsightRecognizer
 
     nlp = pinned_nlp_engine()                        # or your own NLP engine
     registry = RecognizerRegistry(supported_languages=["en"])

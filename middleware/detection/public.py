@@ -19,12 +19,13 @@ A list match is never enough on its own for a token that is also a common first 
 
 from __future__ import annotations
 
+from importlib import resources
 import functools
 import gzip
 import json
 from pathlib import Path
 
-PUBLIC_PATH = Path(__file__).resolve().parent.parent / "data" / "public_names.json.gz"
+PUBLIC_PATH = Path(str(resources.files("plainsight.middleware").joinpath("data", "public_names.json.gz")))
 
 #: Words of a conversation about sport, screen, music, books, politics and public life.
 PUBLIC_CUES = frozenset(

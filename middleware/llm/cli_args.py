@@ -2,7 +2,7 @@
 
 Usage in a command module::
 
-    from middleware.llm.cli_args import add_llm_arguments, llm_overrides
+    from plainsight.middleware.llm.cli_args import add_llm_arguments, llm_overrides
 
     def add_arguments(p):
         ...

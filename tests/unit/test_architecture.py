@@ -24,9 +24,11 @@ LAYERS = {"core": 1, "surrogate": 2, "consumers": 3, "cli": 4, "benchmarks": 5}
 
 
 def layer_of(module: str) -> str | None:
-    top = module.split(".")[0]
+    if not module.startswith("plainsight."):
+        return None
+    top = module.split(".")[1]
     if top == "middleware":
-        if module == "middleware.cli" or module == "middleware.commands" or module.startswith("middleware.commands."):
+        if module == "plainsight.middleware.cli" or module == "plainsight.middleware.commands" or module.startswith("plainsight.middleware.commands."):
             return "cli"
         return "core"
     if top in ("surrogate", "consumers", "benchmarks"):
@@ -38,7 +40,7 @@ def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join(["plainsight"] + parts)  # installed as subpackages of plainsight
 
 
 def modules() -> dict[str, Path]:
@@ -50,6 +52,11 @@ def modules() -> dict[str, Path]:
         for path in sorted(base.rglob("*.py")):
             out[_module_name(path)] = path
     return out
+
+
+def _project(module: str) -> bool:
+    parts = module.split(".")
+    return len(parts) > 1 and parts[0] == "plainsight" and parts[1] in PACKAGES
 
 
 def _resolve(current: str, is_pkg: bool, node: ast.ImportFrom) -> str:
@@ -77,11 +84,11 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str,
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.split(".")[0] in PACKAGES:
+                if _project(a.name):
                     add(a.name, node.lineno)
         elif isinstance(node, ast.ImportFrom):
             target = _resolve(name, is_pkg, node)
-            if target.split(".")[0] not in PACKAGES:
+            if not _project(target):
                 continue
             for a in node.names:  # `from pkg import submodule`
                 sub = f"{target}.{a.name}"
@@ -109,10 +116,10 @@ def test_imports_follow_the_layers():
 #: (importer prefix, imported prefix) pairs forbidden inside a layer
 FORBIDDEN = [
     # the refiner (LLM stage) knows nothing of the pipeline that calls it (middleware/refine.py)
-    ("middleware.llm", "middleware.pipeline"),
+    ("plainsight.middleware.llm", "plainsight.middleware.pipeline"),
     # the core detection, sessions and schemas know nothing of the LLM stage or the pipeline
-    ("middleware.detection", "middleware.llm"),
-    ("middleware.detection", "middleware.pipeline"),
+    ("plainsight.middleware.detection", "plainsight.middleware.llm"),
+    ("plainsight.middleware.detection", "plainsight.middleware.pipeline"),
 ]
 
 
@@ -173,7 +180,28 @@ def test_no_import_cycles():
 
 def test_the_checker_sees_violations():
     """The check itself: a core module importing a consumer, and a two-module cycle, are caught."""
-    edges = {"middleware.pipeline": [("consumers.worker", 1)], "consumers.worker": [("middleware.pipeline", 2)]}
-    assert find_cycles(edges) == [["consumers.worker", "middleware.pipeline"]]
-    assert LAYERS[layer_of("consumers.worker")] > LAYERS[layer_of("middleware.pipeline")]
-    assert layer_of("middleware.commands.serve") == "cli" and layer_of("middleware.detection.names") == "core"
+    edges = {"plainsight.middleware.pipeline": [("plainsight.consumers.worker", 1)], "plainsight.consumers.worker": [("plainsight.middleware.pipeline", 2)]}
+    assert find_cycles(edges) == [["plainsight.consumers.worker", "plainsight.middleware.pipeline"]]
+    assert LAYERS[layer_of("plainsight.consumers.worker")] > LAYERS[layer_of("plainsight.middleware.pipeline")]
+    assert layer_of("plainsight.middleware.commands.serve") == "cli" and layer_of("plainsight.middleware.detection.names") == "core"
+
+
+def test_one_namespace_no_top_level_imports_of_the_subpackages():
+    """Every file of the repository imports the subpackages as ``plainsight.<sub>`` (or relatively):
+    an import of ``middleware``, ``consumers``, ``surrogate`` or ``benchmarks`` as a top-level
+    name would load another project's package of that name once plainsight is installed."""
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if any(part in (".venv", ".git", "build", "node_modules") for part in path.relative_to(ROOT).parts):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            for n in names:
+                if n.split(".")[0] in PACKAGES + ("configs",):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: import {n}")
+    assert not bad, "top-level imports of plainsight's subpackages:\n" + "\n".join(bad)

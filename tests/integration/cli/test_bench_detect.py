@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.support import ROOT
 import pytest
 
-from middleware.evaluation import default_data_dir, read_dialogues
+from plainsight.middleware.evaluation import default_data_dir, read_dialogues
 
 
 
@@ -24,14 +24,14 @@ def _need_data():
 
 
 def test_bench_requires_a_benchmark(capsys):
-    from middleware.cli import main
+    from plainsight.middleware.cli import main
 
     assert main(["bench"]) == 2
     assert "detect" in capsys.readouterr().err
 
 
 def test_sample_dialogues_quota_and_order():
-    from benchmarks.commands.detect import sample_dialogues
+    from plainsight.benchmarks.commands.detect import sample_dialogues
 
     d = _need_data()
     paths = [d / "bridge.jsonl", d / "mathdial.jsonl"]
@@ -45,7 +45,7 @@ def test_sample_dialogues_quota_and_order():
 def test_bench_detect_tiny_sample_json():
     d = _need_data()
     env = dict(os.environ, PLAINSIGHT_DATA_DIR=str(d))
-    cmd = [sys.executable, "-m", "middleware.cli", "bench", "detect", "--turns", "40", "--warmup", "5", "--json",
+    cmd = [sys.executable, "-m", "plainsight.middleware.cli", "bench", "detect", "--turns", "40", "--warmup", "5", "--json",
            "--file", "bridge", "--file", "presidio_synth"]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]

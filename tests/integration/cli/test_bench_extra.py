@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from middleware.cli import main
-from middleware.commands import bench
+from plainsight.middleware.cli import main
+from plainsight.middleware.commands import bench
 
 
 def test_bench_names_the_extra_when_a_dependency_is_missing(monkeypatch, capsys):

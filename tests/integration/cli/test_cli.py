@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 
 
 def _env():

@@ -23,7 +23,7 @@ def test_eval_with_llm_reports_tokens_and_cost(tmp_path, fake_llm):  # noqa: F81
     f.write_text(json.dumps(d) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
     env["OPENAI_API_KEY"] = "sk-test"
-    r = subprocess.run([sys.executable, "-m", "middleware.cli", "eval", str(f), "--json", "--llm-base-url",
+    r = subprocess.run([sys.executable, "-m", "plainsight.middleware.cli", "eval", str(f), "--json", "--llm-base-url",
                         fake_llm.base_url, "--llm-gate", "all"], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
@@ -34,6 +34,6 @@ def test_eval_with_llm_reports_tokens_and_cost(tmp_path, fake_llm):  # noqa: F81
     chat = len("hello quillon, ready?") + len("yes! my name is Quillon")
     assert llm["chat_tokens"] == chat // 4 and llm["seed_cost_per_1m_chat_tokens_usd"] == 0.92
     assert llm["cost_per_1m_chat_tokens_usd"] == pytest.approx(llm["cost_usd"] / (chat / 4) * 1e6, rel=0.02)
-    r = subprocess.run([sys.executable, "-m", "middleware.cli", "eval", str(f), "--llm-base-url", fake_llm.base_url,
+    r = subprocess.run([sys.executable, "-m", "plainsight.middleware.cli", "eval", str(f), "--llm-base-url", fake_llm.base_url,
                         "--llm-gate", "all"], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and "per 1M chat tokens" in r.stdout and "$0.92" in r.stdout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection.cascade import Cascade
-from benchmarks import llm as bench
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.benchmarks import llm as bench
 
 pytestmark = pytest.mark.timeout(120)
 

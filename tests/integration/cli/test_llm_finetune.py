@@ -16,12 +16,12 @@ import sys
 
 import pytest
 
-from middleware.config import load_settings
-from middleware.detection.base import TurnContext
-from middleware.evaluation import read_dialogues
-from middleware.llm.finetune import Exporter, export_finetune, in_validation
-from benchmarks.llm_simulator import Reply
-from surrogate.pipeline import build_replacer
+from plainsight.middleware.config import load_settings
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.evaluation import read_dialogues
+from plainsight.middleware.llm.finetune import Exporter, export_finetune, in_validation
+from plainsight.benchmarks.llm_simulator import Reply
+from plainsight.surrogate.pipeline import build_replacer
 from tests.fake_openai import fake_llm, make_stage  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(180)
@@ -131,7 +131,7 @@ def test_cli_writes_split_by_dialogue_and_reports_cost(tmp_path):
     src.write_text("".join(json.dumps(d) + "\n" for d in dialogues))
     out = tmp_path / "train.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
-    r = subprocess.run([sys.executable, "-m", "middleware.cli", "llm", "export-finetune", str(src), "-o", str(out),
+    r = subprocess.run([sys.executable, "-m", "plainsight.middleware.cli", "llm", "export-finetune", str(src), "-o", str(out),
                         "--validation", "0.25", "--context", "2", "--json"], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     rep = json.loads(r.stdout.strip().splitlines()[-1])
@@ -150,7 +150,7 @@ def test_cli_writes_split_by_dialogue_and_reports_cost(tmp_path):
     for x in train_lines:
         head = x["messages"][-2]["content"].split("Current turn", 1)[0]
         assert head.count("\n") <= 2 + 2
-    text = subprocess.run([sys.executable, "-m", "middleware.cli", "llm", "export-finetune", str(src), "-o", str(out)],
+    text = subprocess.run([sys.executable, "-m", "plainsight.middleware.cli", "llm", "export-finetune", str(src), "-o", str(out)],
                           capture_output=True, text=True, timeout=120, env=env)
     assert text.returncode == 0 and "estimated training cost: $" in text.stdout and "examples from" in text.stdout
     assert "Maribel" not in text.stdout + text.stderr  # figures only, never dialogue text

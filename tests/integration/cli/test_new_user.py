@@ -10,11 +10,11 @@ import sys
 from tests.support import produce, run_forget
 from tests.support import cli_env as _env
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 
 
 async def test_forget_reports_what_was_found_and_erased(make_settings, capsys):
-    from consumers.kafka import ensure_topics
+    from plainsight.consumers.kafka import ensure_topics
 
     s = make_settings()
     await ensure_topics(s, s.kafka.bootstrap_servers)
@@ -47,7 +47,7 @@ def test_eval_refuses_a_file_without_labels_unless_asked(tmp_path):
 
 
 def test_demo_file_reads_dialogues_and_turns(tmp_path):
-    from middleware.commands.demo import load_chats
+    from plainsight.middleware.commands.demo import load_chats
 
     f = tmp_path / "mixed.jsonl"
     f.write_text("\n".join([

@@ -37,8 +37,8 @@ from tests.support import ROOT, free_port
 import pytest
 import yaml
 
-from middleware.metrics import Metrics
-from middleware.metrics_server import MetricsServer
+from plainsight.middleware.metrics import Metrics
+from plainsight.middleware.metrics_server import MetricsServer
 
 MON = ROOT / "monitoring"
 DASHBOARD = MON / "grafana" / "dashboards" / "plainsight.json"
@@ -371,7 +371,7 @@ def test_dashboard_structure_and_metric_names() -> None:
         g = p["gridPos"]
         assert g["x"] + g["w"] <= 24
     # every plainsight_* name a query uses is one Metrics actually exports
-    from middleware.config import Settings
+    from plainsight.middleware.config import Settings
 
     body = Metrics.from_settings(Settings()).exposition()[0].decode()
     exported = set(re.findall(r"^(plainsight_\w+?)(?:\{| )", body, re.M))
@@ -478,7 +478,7 @@ class SimulatedTraffic(threading.Thread):
 
 @needs_prometheus
 def test_dashboard_and_alerts_on_a_real_prometheus_simulated_traffic(tmp_path: Path) -> None:
-    from middleware.config import Settings
+    from plainsight.middleware.config import Settings
 
     m = Metrics.from_settings(Settings())
     server = MetricsServer(m, "127.0.0.1", 0).start()
@@ -570,8 +570,8 @@ BAD_RECORDS = [
 def _produce_traffic(bootstrap: str, turns: list[tuple[str, dict]], rate: float, seconds_budget: float) -> dict[str, int]:
     import asyncio
 
-    from consumers.kafka import make_producer
-    from middleware.config import load_settings
+    from plainsight.consumers.kafka import make_producer
+    from plainsight.middleware.config import load_settings
 
     settings = load_settings(kafka={"bootstrap_servers": bootstrap})
 
@@ -634,7 +634,7 @@ def test_dashboard_and_alerts_on_a_real_prometheus_real_worker(tmp_path: Path) -
     with open(log_path, "wb") as log_fh:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "middleware.cli", "serve",
+                sys.executable, "-m", "plainsight.middleware.cli", "serve",
                 "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
                 "--max-runtime", "240", "--log-level", "WARNING",
             ],

@@ -17,18 +17,18 @@ import urllib.request
 import pytest
 import yaml
 
-from middleware.config import ConfigError, load_settings
-from middleware.detection.base import Span, TurnContext
-from middleware.detection.cascade import Cascade
-from middleware.detection.memory import SessionMemory
-from middleware.detection.recognizer import Recognizer, luhn_valid, verhoeff_valid, mod11_valid, iban_valid
-from middleware.detection.registry import RecognizerRegistry
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn, OutputTurn
+from plainsight.middleware.config import ConfigError, load_settings
+from plainsight.middleware.detection.base import Span, TurnContext
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.recognizer import Recognizer, luhn_valid, verhoeff_valid, mod11_valid, iban_valid
+from plainsight.middleware.detection.registry import RecognizerRegistry
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn, OutputTurn
 
 from tests.support import ROOT, TEST_SECRETS_ENV, free_port, produce, read_topic, secret_overrides, turn_bytes
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 
 #: The configuration of the issue, as written.
 ISSUE_YAML = r"""
@@ -216,7 +216,7 @@ def test_new_label_surrogate_shape_consistency_reidentification_and_tags(tmp_pat
 
 
 def test_recognizers_command_lists_the_fast_pass_and_tries_a_turn(tmp_path, capsys):
-    from middleware.cli import main
+    from plainsight.middleware.cli import main
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text(ISSUE_YAML)
@@ -238,8 +238,8 @@ def test_new_label_with_the_presidio_engine(tmp_path):
 
 
 def test_new_label_reaches_the_llm_prompt(tmp_path):
-    from middleware.llm.align import align_marked
-    from middleware.pipeline import build_llm_stage
+    from plainsight.middleware.llm.align import align_marked
+    from plainsight.middleware.pipeline import build_llm_stage
 
     s = _settings(tmp_path, ISSUE_YAML.replace("      context:", "      description: a school student ID\n      context:"),
                   llm={"base_url": "http://127.0.0.1:9/v1", "api_key": "x"})
@@ -285,7 +285,7 @@ recognizers:
 
 
 async def test_presidio_yaml_file_and_predefined_recognizer_in_the_worker(make_settings, tmp_path):
-    from consumers.worker import Worker
+    from plainsight.consumers.worker import Worker
 
     yml = tmp_path / "presidio_recognizers.yaml"
     yml.write_text(PRESIDIO_YAML)
@@ -390,8 +390,8 @@ def test_presidio_ner_recognizer_only_when_asked_and_only_the_entities_asked(tmp
 def test_plainsight_recognizer_inside_a_real_analyzer_engine():
     from presidio_analyzer import AnalyzerEngine, RecognizerRegistry as PresidioRegistry
 
-    from middleware.detection.presidio_engine import pinned_nlp_engine
-    from middleware.detection.presidio_out import PlainsightRecognizer
+    from plainsight.middleware.detection.presidio_engine import pinned_nlp_engine
+    from plainsight.middleware.detection.presidio_out import PlainsightRecognizer
 
     engine = pinned_nlp_engine()
     default = PresidioRegistry(supported_languages=["en"])

@@ -12,7 +12,7 @@ import time
 
 from tests.support import cli_env as _env
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 
 
 def _run(*args, **kw):

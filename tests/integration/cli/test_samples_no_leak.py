@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.support import ROOT, cli_env as _env
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 SAMPLES = ROOT / "middleware" / "samples"
 
 

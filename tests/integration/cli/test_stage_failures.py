@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import TEST_SECRETS_ENV
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def _serve(args: list[str], env: dict) -> subprocess.CompletedProcess:
 
 
 def test_serve_exits_at_start_up_when_the_llm_client_cannot_be_loaded(broken_openai):
-    from benchmarks.llm_simulator import closed_port_url
+    from plainsight.benchmarks.llm_simulator import closed_port_url
 
     t0 = time.monotonic()
     proc = _serve(["--llm-base-url", closed_port_url()], _env(PYTHONPATH=broken_openai))
@@ -60,10 +60,10 @@ def test_serve_exits_at_start_up_when_a_recognizer_cannot_be_loaded(tmp_path):
 
 
 async def test_fault_scenario_fails_loudly_when_its_worker_exits(broken_openai, monkeypatch, tmp_path):
-    from benchmarks.faults import Scenario
-    from benchmarks.stream import WorkerFailed
-    from benchmarks.leak_scan import ValueSet
-    from benchmarks.llm_simulator import closed_port_url
+    from plainsight.benchmarks.faults import Scenario
+    from plainsight.benchmarks.stream import WorkerFailed
+    from plainsight.benchmarks.leak_scan import ValueSet
+    from plainsight.benchmarks.llm_simulator import closed_port_url
 
     monkeypatch.setenv("PYTHONPATH", broken_openai)
     values = ValueSet()
@@ -84,8 +84,8 @@ async def test_fault_scenario_fails_loudly_when_its_worker_exits(broken_openai, 
 
 
 def test_worker_that_never_gets_ready_fails_with_its_log(tmp_path):
-    from benchmarks.stream import WorkerFailed, WorkerProcs, write_bench_config
-    from consumers.broker import free_port
+    from plainsight.benchmarks.stream import WorkerFailed, WorkerProcs, write_bench_config
+    from plainsight.consumers.broker import free_port
 
     cfg = write_bench_config({}, "never-ready", 1, "never-ready-g")
     procs = WorkerProcs(1, f"127.0.0.1:{free_port()}", cfg, log_dir=str(tmp_path), metrics=True)
@@ -101,13 +101,13 @@ def test_worker_that_never_gets_ready_fails_with_its_log(tmp_path):
 
 
 def test_bench_faults_command_reports_a_failed_scenario(monkeypatch, capsys):
-    import benchmarks.commands.faults as cmd
+    import plainsight.benchmarks.commands.faults as cmd
 
     async def fake_run_all(*a, **k):
         return {"llm_outage": {"failed": "worker 0 exited with status 2", "worker_log_tail": ["boom"]},
                 "total_leaks": 0}
 
-    monkeypatch.setattr("benchmarks.faults.run_all", fake_run_all)
+    monkeypatch.setattr("plainsight.benchmarks.faults.run_all", fake_run_all)
 
     class Args:
         turns, hostile, only, data_dir, json = 10, 10, "llm_outage", None, True

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.cli import main
-from middleware.config import ConfigError, check_env_keys, config_resource, load_settings, load_yaml, unknown_keys
+from plainsight.middleware.cli import main
+from plainsight.middleware.config import ConfigError, check_env_keys, config_resource, load_settings, load_yaml, unknown_keys
 
 SECRETISH = "maria.lopez@example.com"
 

@@ -9,10 +9,10 @@ import json
 import time
 
 
-from consumers.broker import EmbeddedBroker
-from consumers.kafka import make_producer
-from consumers.worker import Worker
-from middleware.config import load_settings
+from plainsight.consumers.broker import EmbeddedBroker
+from plainsight.consumers.kafka import make_producer
+from plainsight.consumers.worker import Worker
+from plainsight.middleware.config import load_settings
 
 from tests.support import read_topic, secret_overrides, start_worker, stop_worker, turn_bytes
 
@@ -81,13 +81,13 @@ async def test_in_memory_broker_restart_worker_reconnects_and_continues():
 
 
 async def ensure_topics_retrying(s):
-    from consumers.kafka import ensure_topics
+    from plainsight.consumers.kafka import ensure_topics
 
     await ensure_topics(s, s.kafka.bootstrap_servers)
 
 
 async def test_llm_outage_degrades_without_leaking(make_settings):
-    from benchmarks.llm_simulator import closed_port_url
+    from plainsight.benchmarks.llm_simulator import closed_port_url
 
     s = make_settings(llm={"enabled": True, "base_url": closed_port_url(), "api_key": "sk-test", "gate": "all",
                            "max_retries": 1, "timeout_s": 1.0, "latency_budget_ms": 1500})

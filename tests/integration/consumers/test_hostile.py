@@ -8,9 +8,9 @@ import json
 
 import psutil
 
-from benchmarks.hostile import generate
-from consumers.worker import Worker
-from middleware.schemas import DeadLetter
+from plainsight.benchmarks.hostile import generate
+from plainsight.consumers.worker import Worker
+from plainsight.middleware.schemas import DeadLetter
 
 from tests.support import produce, read_topic, turn_bytes
 

@@ -6,10 +6,10 @@ import asyncio
 import json
 import logging
 
-from benchmarks.leak_scan import ValueSet, scan
-from consumers.worker import Worker
-from middleware.metrics import Metrics
-from surrogate.crypto import MAGIC
+from plainsight.benchmarks.leak_scan import ValueSet, scan
+from plainsight.consumers.worker import Worker
+from plainsight.middleware.metrics import Metrics
+from plainsight.surrogate.crypto import MAGIC
 
 from tests.support import produce, read_topic, turn_bytes
 

@@ -11,8 +11,8 @@ import sys
 
 import yaml
 
-from benchmarks.faults import outputs_by_turn
-from consumers.worker import Worker
+from plainsight.benchmarks.faults import outputs_by_turn
+from plainsight.consumers.worker import Worker
 
 from tests.support import TEST_SECRETS_ENV, produce, read_topic, turn_bytes
 
@@ -42,7 +42,7 @@ def _serve(s, cfg_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAINSIGHT_")}
     env.update(TEST_SECRETS_ENV)  # the same secret and key as the in-process workers of the tests
     return subprocess.Popen(
-        [sys.executable, "-m", "middleware.cli", "serve", "--config", str(cfg_path), "--bootstrap-servers",
+        [sys.executable, "-m", "plainsight.middleware.cli", "serve", "--config", str(cfg_path), "--bootstrap-servers",
          s.kafka.bootstrap_servers, "--no-metrics", "--log-level", "WARNING", "--max-runtime", "120"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 

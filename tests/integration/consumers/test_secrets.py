@@ -18,17 +18,17 @@ import urllib.request
 import pytest
 import yaml
 
-from benchmarks.leak_scan import ValueSet, scan
-from consumers.worker import Worker
-from middleware.config import Settings, load_settings
-from middleware.keys import (DEV_SECRET, SecretsError, new_key_b64, public_dev_key, require_worker_secrets,
+from plainsight.benchmarks.leak_scan import ValueSet, scan
+from plainsight.consumers.worker import Worker
+from plainsight.middleware.config import Settings, load_settings
+from plainsight.middleware.keys import (DEV_SECRET, SecretsError, new_key_b64, public_dev_key, require_worker_secrets,
                              resolve_secrets)
-from surrogate import StateCipher, StateCryptoError, SurrogateReplacer
-from surrogate.crypto import MAGIC
+from plainsight.surrogate import StateCipher, StateCryptoError, SurrogateReplacer
+from plainsight.surrogate.crypto import MAGIC
 
 from tests.support import free_port, produce, read_topic, start_worker, stop_worker, turn_bytes
 
-PLAINSIGHT = [sys.executable, "-m", "middleware.cli"]
+PLAINSIGHT = [sys.executable, "-m", "plainsight.middleware.cli"]
 
 
 def _env(**extra) -> dict:
@@ -160,7 +160,7 @@ async def test_serve_against_a_broker_with_default_config_exits_2_and_produces_n
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "plainsight keys generate" in lines[0] and "--insecure-dev-keys" in lines[0]
     # nothing produced: not even the topics were created
-    from consumers.kafka import make_consumer
+    from plainsight.consumers.kafka import make_consumer
 
     c = make_consumer(s, s.kafka.bootstrap_servers, group_id=None)
     await c.start()
@@ -324,8 +324,8 @@ def _rotate(s, keys_file, *extra) -> dict:
 async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
     """States sealed with key A are readable after `keys rotate` with only key B configured;
     a state sealed with the public dev key is refused; re-running rotates nothing."""
-    from consumers.kafka import make_producer
-    from surrogate import SessionMapping
+    from plainsight.consumers.kafka import make_producer
+    from plainsight.surrogate import SessionMapping
 
     key_a, key_b = new_key_b64(), new_key_b64()
     base = make_settings()
@@ -408,8 +408,8 @@ async def test_keys_rotate_on_a_running_topic(make_settings, tmp_path):
 async def test_keys_rotate_never_sets_back_a_state_written_or_erased_during_the_rotation(make_settings):
     """A worker writes a session, `forget` erases another, between the rotation's snapshot and its
     rewrites: the newer record (re-sealed) and the tombstone end up last, not the rotated copy."""
-    from consumers.kafka import ensure_topics, make_producer
-    from consumers.rotate import rotate_state
+    from plainsight.consumers.kafka import ensure_topics, make_producer
+    from plainsight.consumers.rotate import rotate_state
 
     key_a, key_b = new_key_b64(), new_key_b64()
     s = make_settings(surrogate={"keys": {"A": key_a, "B": key_b}, "active_key_id": "B"})
@@ -453,17 +453,17 @@ def test_malformed_secret_settings_never_echo_the_value():
 def test_a_secret_file_readable_by_others_is_warned_about_by_path_only(tmp_path, caplog):
     import logging
 
-    from middleware.keys import read_secret_file
+    from plainsight.middleware.keys import read_secret_file
 
     f = tmp_path / "secret"
     f.write_text("open-secret-" + "w" * 30)
     os.chmod(f, 0o644)
-    with caplog.at_level(logging.WARNING, logger="middleware.keys"):
+    with caplog.at_level(logging.WARNING, logger="plainsight.middleware.keys"):
         assert read_secret_file(f).startswith("open-secret-")
     text = " ".join(r.getMessage() for r in caplog.records)
     assert "readable by other users" in text and str(f) in text and "open-secret" not in text
     caplog.clear()
     os.chmod(f, 0o600)
-    with caplog.at_level(logging.WARNING, logger="middleware.keys"):
+    with caplog.at_level(logging.WARNING, logger="plainsight.middleware.keys"):
         read_secret_file(f)
     assert not caplog.records

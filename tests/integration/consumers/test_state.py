@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from consumers.worker import Worker
+from plainsight.consumers.worker import Worker
 
 from tests.support import produce, read_topic, run_forget, start_worker, stop_worker, turn_bytes
 

@@ -7,7 +7,7 @@ import asyncio
 import json
 import re
 
-from consumers.worker import Worker
+from plainsight.consumers.worker import Worker
 
 from tests.support import produce, read_topic, turn_bytes
 

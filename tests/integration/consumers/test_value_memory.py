@@ -10,12 +10,12 @@ import os
 
 import pytest
 
-from middleware.detection import value_memory
-from middleware.detection.base import Span, TurnContext
-from middleware.detection.memory import SessionMemory
-from middleware.pipeline import Pipeline
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
+from plainsight.middleware.detection import value_memory
+from plainsight.middleware.detection.base import Span, TurnContext
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.pipeline import Pipeline
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
 
 from tests.support import produce, read_topic, run_forget, start_worker, stop_worker, turn_bytes
 
@@ -24,7 +24,7 @@ SECRET = "value-memory-test-secret"
 
 @pytest.fixture(scope="module")
 def pipeline() -> Pipeline:
-    from middleware.config import load_settings
+    from plainsight.middleware.config import load_settings
 
     return build_pipeline(load_settings(surrogate={"secret": SECRET}))
 
@@ -100,8 +100,8 @@ def test_short_numbers_and_other_sessions_are_not_affected(pipeline):
 
 
 def test_memory_survives_the_sealed_state(pipeline):
-    from middleware.state_codec import SessionCodec
-    from surrogate.crypto import StateCipher
+    from plainsight.middleware.state_codec import SessionCodec
+    from plainsight.surrogate.crypto import StateCipher
 
     _run(pipeline, "vm-seal", [("student", "my login is tkorhonen_2011")])
     state = pipeline.sessions.get("vm-seal")
@@ -117,7 +117,7 @@ def test_memory_survives_the_sealed_state(pipeline):
 
 
 async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_settings):
-    from consumers.worker import Worker
+    from plainsight.consumers.worker import Worker
 
     s = make_settings()
     sid = "sess-vm"
@@ -170,7 +170,7 @@ async def test_worker_restart_keeps_the_values_and_forget_erases_them(make_setti
 
 
 def test_tag_mode_numbers_the_normalised_forms_alike():
-    from middleware.config import load_settings
+    from plainsight.middleware.config import load_settings
 
     p = build_pipeline(load_settings(surrogate={"secret": SECRET}, output={"deid_mode": "tag", "logs_mode": "tag"}))
     outs = _run(p, "vm-tag", [

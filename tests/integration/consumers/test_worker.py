@@ -11,11 +11,11 @@ import random
 import pytest
 from aiokafka import TopicPartition
 
-from consumers.kafka import make_consumer
-from consumers.worker import Worker, _PartitionOffsets
-from middleware.pipeline import Pipeline
-from surrogate import SurrogateReplacer
-from middleware.schemas import DeadLetter, OutputTurn
+from plainsight.consumers.kafka import make_consumer
+from plainsight.consumers.worker import Worker, _PartitionOffsets
+from plainsight.middleware.pipeline import Pipeline
+from plainsight.surrogate import SurrogateReplacer
+from plainsight.middleware.schemas import DeadLetter, OutputTurn
 
 from tests.support import produce, read_topic, start_worker, stop_worker, turn_bytes
 

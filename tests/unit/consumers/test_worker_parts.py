@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 
-from consumers.journal import NoJournal, ReplayJournal
-from consumers.offsets import OffsetTracker, SessionOrder
-from consumers.state_store import KafkaStateStore, NoStateStore, StateStore
-from middleware.metrics import Metrics, NoMetrics
+from plainsight.consumers.journal import NoJournal, ReplayJournal
+from plainsight.consumers.offsets import OffsetTracker, SessionOrder
+from plainsight.consumers.state_store import KafkaStateStore, NoStateStore, StateStore
+from plainsight.middleware.metrics import Metrics, NoMetrics
 
 
 def _public(cls) -> set[str]:
@@ -78,7 +78,7 @@ async def test_offsets_commit_only_acknowledged_prefix():
 def test_the_null_state_store_does_nothing_on_every_hook():
     """``session.persist: false``: every StateStore hook of the null store is a no-op (a merge had
     left it a second ``mark_persisted`` that reached for a ``sessions`` attribute it doesn't have)."""
-    from consumers.state_store import NoStateStore
+    from plainsight.consumers.state_store import NoStateStore
 
     store = NoStateStore()
     assert store.persists is False

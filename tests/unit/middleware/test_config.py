@@ -5,7 +5,7 @@ from pathlib import Path
 import yaml
 
 from tests.support import ROOT
-from middleware.config import Settings, load_settings
+from plainsight.middleware.config import Settings, load_settings
 
 
 

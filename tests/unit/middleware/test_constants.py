@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from middleware.config import Settings
-from middleware.detection import names
-from middleware.detection.cascade import Cascade
-from middleware.llm.prompts import safe_role
-from middleware.schemas import KNOWN_ROLES, InputTurn
-from surrogate.pipeline import build_pipeline
+from plainsight.middleware.config import Settings
+from plainsight.middleware.detection import names
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.llm.prompts import safe_role
+from plainsight.middleware.schemas import KNOWN_ROLES, InputTurn
+from plainsight.surrogate.pipeline import build_pipeline
 
 
 def test_a_role_the_name_finder_knows_is_a_role_in_the_output():
@@ -35,8 +35,8 @@ def test_rules_only_cascade_loads_spacy_ner():
 def test_titles_are_defined_once_for_the_name_finder_and_the_replacer():
     """TITLES (name finder) and TITLES_LAST/TITLES_OTHER (replacer) were two lists that had drifted;
     both now derive from the title groups in middleware/values.py."""
-    from middleware import values
-    from surrogate import replacer
+    from plainsight.middleware import values
+    from plainsight.surrogate import replacer
 
     assert values.NAME_TITLES == frozenset(
         "mr mrs ms miss mx mister dr doctor prof professor sir madam madame coach mme mlle".split())
@@ -51,8 +51,8 @@ def test_titles_are_defined_once_for_the_name_finder_and_the_replacer():
 
 
 def test_the_replacer_keeps_titles_and_renders_a_surname_after_a_surname_title():
-    from middleware.detection.base import Span
-    from surrogate.replacer import SurrogateReplacer
+    from plainsight.middleware.detection.base import Span
+    from plainsight.surrogate.replacer import SurrogateReplacer
 
     r = SurrogateReplacer(secret="titles")
     st = r.new_state("t")

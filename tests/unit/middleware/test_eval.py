@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from middleware.evaluation import (
+from plainsight.middleware.evaluation import (
     DialogueResult,
     Ent,
     default_data_dir,
@@ -151,14 +151,14 @@ def _data_file(name: str):
 
 @pytest.fixture(scope="module")
 def pipeline():
-    from middleware.config import load_settings
-    from surrogate.pipeline import build_pipeline
+    from plainsight.middleware.config import load_settings
+    from plainsight.surrogate.pipeline import build_pipeline
 
     return build_pipeline(load_settings())
 
 
 def _eval(pipeline, path, limit):
-    from middleware.evaluation import read_dialogues, run_dialogue
+    from plainsight.middleware.evaluation import read_dialogues, run_dialogue
 
     return summarize([run_dialogue(pipeline, d, i) for i, d in enumerate(read_dialogues(path, limit))])
 
@@ -178,7 +178,7 @@ def test_eval_ncte_uptake_sample_name_recall(pipeline):
 
 
 def test_eval_cli_json_and_predictions(tmp_path, capsys):
-    from middleware.cli import main
+    from plainsight.middleware.cli import main
 
     src = _data_file("bridge")
     sample = tmp_path / "sample.jsonl"
@@ -209,7 +209,7 @@ def test_scripts_resolve_dev_files_through_the_one_data_dir(tmp_path, monkeypatc
     import importlib
     import sys
 
-    from middleware.evaluation import default_lexicon_dir, repo_root
+    from plainsight.middleware.evaluation import default_lexicon_dir, repo_root
 
     (tmp_path / "mine.jsonl").write_text('{"id": "d1", "turns": [{"speaker": "student", "text": "hi"}]}\n')
     monkeypatch.setenv("PLAINSIGHT_DATA_DIR", str(tmp_path))
@@ -228,11 +228,11 @@ def test_scripts_resolve_dev_files_through_the_one_data_dir(tmp_path, monkeypatc
 
 
 def test_no_other_hard_coded_shared_data_path():
-    """middleware.evaluation resolves ../shared/data (default_data_dir, default_lexicon_dir); no other
+    """plainsight.middleware.evaluation resolves ../shared/data (default_data_dir, default_lexicon_dir); no other
     code builds that path itself."""
     import re
 
-    from middleware.evaluation import repo_root
+    from plainsight.middleware.evaluation import repo_root
 
     root = repo_root()
     built = re.compile(r"""["']shared["']\s*/\s*["']data["']|["'][^"'\n]*shared/data/(?:dev|lexicons)/?["']\s*\)""")

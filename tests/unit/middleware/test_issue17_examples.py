@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from middleware.config import load_settings
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
+from plainsight.middleware.config import load_settings
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_surrogates_keep_their_style(pipeline):
 
 
 def test_names_keep_their_origin_end_to_end(pipeline):
-    from surrogate.origin import load_origins
+    from plainsight.surrogate.origin import load_origins
 
     o = load_origins()
     de, es = _run(pipeline, "ex-origin", [("student", "hi, I'm Jürgen Müller"),

@@ -10,8 +10,8 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from middleware.config import Settings, load_settings
-from middleware.metrics import (
+from plainsight.middleware.config import Settings, load_settings
+from plainsight.middleware.metrics import (
     DLQ_REASONS,
     LLM_STATUSES,
     OUTCOMES,
@@ -19,9 +19,9 @@ from middleware.metrics import (
     TOKEN_KINDS,
     Metrics,
 )
-from middleware.commands.metrics_args import add_metrics_arguments, metrics_overrides
-from middleware.metrics_server import MetricsServer, MetricsServerError, start_metrics
-from middleware.schemas import DlqReason
+from plainsight.middleware.commands.metrics_args import add_metrics_arguments, metrics_overrides
+from plainsight.middleware.metrics_server import MetricsServer, MetricsServerError, start_metrics
+from plainsight.middleware.schemas import DlqReason
 
 EXPECTED = {
     "plainsight_e2e_latency_seconds": "histogram",
@@ -265,7 +265,7 @@ def test_env_overrides_port(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_topics_learned_from_assignment_up_to_a_cap() -> None:
-    from middleware.metrics import MAX_TOPICS
+    from plainsight.middleware.metrics import MAX_TOPICS
 
     m = Metrics()  # no topics configured (e.g. a caller that didn't use from_settings)
     m.set_lag("chat.turns", 0, 3)

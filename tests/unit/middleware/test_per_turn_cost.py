@@ -9,10 +9,10 @@ from re import _parser as P
 
 import pytest
 
-from middleware.codable import plain
-from middleware.detection.recognizers import address as A
-from middleware.detection.recognizers import id_num as I
-from middleware.detection.recognizers import username as U
+from plainsight.middleware.codable import plain
+from plainsight.middleware.detection.recognizers import address as A
+from plainsight.middleware.detection.recognizers import id_num as I
+from plainsight.middleware.detection.recognizers import username as U
 
 
 def _first_chars(items) -> set[str] | None:
@@ -86,7 +86,7 @@ def test_plain_keeps_scalars_and_containers():
 
 
 def test_token_info_name_rank_and_is_name_as_defined():
-    from middleware.detection.lexicon import NO_RANK, TokenInfo
+    from plainsight.middleware.detection.lexicon import NO_RANK, TokenInfo
 
     for a in (0, 1, 57, NO_RANK - 1, NO_RANK):
         for b in (0, 3, 57, NO_RANK - 1, NO_RANK):

@@ -1,9 +1,9 @@
 """Pipeline helpers that don't need a broker."""
 
-from middleware.detection.base import Span
-from middleware.pipeline import merge_adjacent
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
+from plainsight.middleware.detection.base import Span
+from plainsight.middleware.pipeline import merge_adjacent
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
 
 
 def test_address_parts_become_one_address_for_replacement():
@@ -33,7 +33,7 @@ def test_one_surrogate_address_per_address_block():
 def test_freeze_heap_moves_loaded_objects_out_of_gc_scans():
     import gc
 
-    from middleware.runtime import freeze_heap
+    from plainsight.middleware.runtime import freeze_heap
 
     try:
         info = freeze_heap()

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from middleware.codable import BinaryStateCodable, NotCodableError, StateCodable
-from middleware.config import Settings
-from middleware.detection.base import Detector, Span, TurnContext
-from middleware.detection.memory import SessionMemory
-from middleware.pipeline import Pipeline
-from middleware.replace import TagReplacer, TagState
-from middleware.schemas import EntityOut, InputTurn
-from middleware.state_codec import SessionCodec, StateDecodeError
+from plainsight.middleware.codable import BinaryStateCodable, NotCodableError, StateCodable
+from plainsight.middleware.config import Settings
+from plainsight.middleware.detection.base import Detector, Span, TurnContext
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.pipeline import Pipeline
+from plainsight.middleware.replace import TagReplacer, TagState
+from plainsight.middleware.schemas import EntityOut, InputTurn
+from plainsight.middleware.state_codec import SessionCodec, StateDecodeError
 
 SECRET_VALUE = "Zorblat Quenby"
 
@@ -159,7 +159,7 @@ def test_a_detector_without_memory_stores_none():
 
 
 def test_the_shipped_parts_implement_the_interface_explicitly():
-    from surrogate.state import SessionMapping
+    from plainsight.surrogate.state import SessionMapping
 
     assert issubclass(SessionMapping, BinaryStateCodable)
     assert issubclass(SessionMemory, StateCodable) and not issubclass(SessionMemory, BinaryStateCodable)
@@ -169,7 +169,7 @@ def test_the_shipped_parts_implement_the_interface_explicitly():
 
 
 def test_bytes_stored_for_a_replacer_whose_state_has_no_byte_form_is_a_decode_error():
-    from surrogate.pipeline import build_pipeline
+    from plainsight.surrogate.pipeline import build_pipeline
 
     s = Settings.model_validate({"surrogate": {"secret": "codec-test-secret"}})
     sur = build_pipeline(s, detector=ZorblatDetector())
@@ -205,8 +205,8 @@ GOLDEN_TAG = (
 
 
 def test_a_surrogate_state_stored_before_the_interface_reads_back_byte_identical():
-    from surrogate.pipeline import build_pipeline
-    from surrogate.state import SessionMapping
+    from plainsight.surrogate.pipeline import build_pipeline
+    from plainsight.surrogate.state import SessionMapping
 
     s = Settings.model_validate({"surrogate": {"secret": "codec-golden-test-secret"}})
     p = build_pipeline(s)

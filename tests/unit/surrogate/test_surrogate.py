@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from middleware.config import Settings
-from middleware.detection.base import Detector, Span, TurnContext
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
-from surrogate import SessionMapping, SurrogateReplacer, reidentify
-from surrogate.generators import luhn_ok, parse_phone
-from surrogate.names import fold, load_tables
-from surrogate.text import case_pattern
+from plainsight.middleware.config import Settings
+from plainsight.middleware.detection.base import Detector, Span, TurnContext
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
+from plainsight.surrogate import SessionMapping, SurrogateReplacer, reidentify
+from plainsight.surrogate.generators import luhn_ok, parse_phone
+from plainsight.surrogate.names import fold, load_tables
+from plainsight.surrogate.text import case_pattern
 
 from tests.surrogate_helpers import DIALOGUE_40, parse
 

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from middleware.config import Settings
-from surrogate import SessionMapping, StateCipher, StateCryptoError, StateFormatError, SurrogateReplacer
-from surrogate import crypto as crypto_mod
+from plainsight.middleware.config import Settings
+from plainsight.surrogate import SessionMapping, StateCipher, StateCryptoError, StateFormatError, SurrogateReplacer
+from plainsight.surrogate import crypto as crypto_mod
 
 from tests.surrogate_helpers import DIALOGUE_40, parse
 
@@ -128,7 +128,7 @@ def test_from_settings_with_keys():
 def test_no_key_configured_is_refused_and_the_public_dev_key_too(state):
     """No built-in key any more (issue #16): no keys -> an error saying how to make one; the key
     earlier versions derived from the public dev secret is refused, and so are states sealed with it."""
-    from middleware.keys import SecretsError, public_dev_key
+    from plainsight.middleware.keys import SecretsError, public_dev_key
 
     with pytest.raises(SecretsError, match="plainsight keys generate"):
         StateCipher.from_settings(Settings())

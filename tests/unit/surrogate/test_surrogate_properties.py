@@ -7,11 +7,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from middleware.detection.base import Span
-from surrogate import SessionMapping, SurrogateReplacer, reidentify
-from surrogate.generators import value_norm
-from surrogate.names import fold, load_tables
-from surrogate.text import case_pattern
+from plainsight.middleware.detection.base import Span
+from plainsight.surrogate import SessionMapping, SurrogateReplacer, reidentify
+from plainsight.surrogate.generators import value_norm
+from plainsight.surrogate.names import fold, load_tables
+from plainsight.surrogate.text import case_pattern
 
 R = SurrogateReplacer("property-secret")
 R_STRICT = SurrogateReplacer("property-secret", fuzzy_names=False)

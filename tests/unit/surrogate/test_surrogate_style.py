@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from surrogate import SurrogateReplacer, reidentify
-from surrogate.generators import email_style, spelled_layout
+from plainsight.surrogate import SurrogateReplacer, reidentify
+from plainsight.surrogate.generators import email_style, spelled_layout
 
 from tests.surrogate_helpers import parse
 
@@ -124,7 +124,7 @@ def test_multiline_address_keeps_its_lines(replacer):
      ("Søren Kierkegaard", "Nordic"), ("Amara Okonkwo", "Nigerian"), ("Дима Иванов", "Russian"), ("王伟", "Chinese")],
 )
 def test_names_keep_their_language_group(replacer, name, group):
-    from surrogate.origin import UNSPACED, load_origins
+    from plainsight.surrogate.origin import UNSPACED, load_origins
 
     o = load_origins()
     for sid in ("a", "b", "c", "d", "e"):
@@ -148,7 +148,7 @@ def test_surnames_keep_grammatical_gender(replacer):
 
 
 def test_chinese_name_inside_chinese_text_is_replaced_and_restored(replacer):
-    from middleware.detection.base import Span
+    from plainsight.middleware.detection.base import Span
 
     st = replacer.new_state("zh")
     out, _ = replacer.replace("我叫王伟", [Span(2, 4, "NAME", "t")], st)
@@ -157,7 +157,7 @@ def test_chinese_name_inside_chinese_text_is_replaced_and_restored(replacer):
 
 
 def test_widespread_names_keep_the_region_rule(replacer):
-    from surrogate.origin import load_origins
+    from plainsight.surrogate.origin import load_origins
 
     # "Maria" is in many lists: no group, the UN-region tables decide as before
     assert load_origins().person_group("Maria", None) is None

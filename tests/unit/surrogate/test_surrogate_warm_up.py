@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.config import Settings
-from middleware.schemas import InputTurn
-from surrogate import SurrogateReplacer
-from surrogate.names import data_path, load_tables
-from surrogate.origin import GROUPS, load_origins
-from surrogate.pipeline import build_pipeline
+from plainsight.middleware.config import Settings
+from plainsight.middleware.schemas import InputTurn
+from plainsight.surrogate import SurrogateReplacer
+from plainsight.surrogate.names import data_path, load_tables
+from plainsight.surrogate.origin import GROUPS, load_origins
+from plainsight.surrogate.pipeline import build_pipeline
 
 SECRET = "test-secret"
 #: a sample of pool keys: (group, role, gender, base, region)

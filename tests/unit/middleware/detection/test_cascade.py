@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from middleware.config import Settings
-from middleware.detection.base import Span, TurnContext
-from middleware.detection.cascade import Cascade
-from middleware.detection.memory import SessionMemory
-from middleware.evaluation import default_data_dir
+from plainsight.middleware.config import Settings
+from plainsight.middleware.detection.base import Span, TurnContext
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.evaluation import default_data_dir
 
 DATA = default_data_dir()
 

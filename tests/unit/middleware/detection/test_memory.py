@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection.base import TurnContext
-from middleware.detection.memory import SessionMemory
-from middleware.detection.names import NameFinder
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.names import NameFinder
 
 
 @pytest.fixture(scope="module")

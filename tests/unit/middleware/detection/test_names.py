@@ -6,11 +6,11 @@ from __future__ import annotations
 from tests.support import ROOT
 import pytest
 
-from middleware.detection.base import TurnContext
-from middleware.detection.keep import has_quantities
-from middleware.detection.lexicon import get_lexicon
-from middleware.detection.memory import SessionMemory
-from middleware.detection.names import NameFinder, name_class, tokenize
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.keep import has_quantities
+from plainsight.middleware.detection.lexicon import get_lexicon
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.names import NameFinder, name_class, tokenize
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_quantities():
 
 # -- learned reviewer (middleware/data/name_model.json.gz) -----------------------------------------
 def test_model_is_shipped_and_small():
-    from middleware.detection.namemodel import MODEL_PATH, get_model
+    from plainsight.middleware.detection.namemodel import MODEL_PATH, get_model
 
     model = get_model()
     assert model is not None and 0 < model.threshold < 1
@@ -144,7 +144,7 @@ def test_model_is_shipped_and_small():
 
 
 def test_model_roundtrip(tmp_path):
-    from middleware.detection.namemodel import NameModel
+    from plainsight.middleware.detection.namemodel import NameModel
 
     m = NameModel({"c=pure": 1.5, "gp=,": -0.25}, -0.5, 0.3, {"seed": 1}, {"wordish": 0.4})
     p = tmp_path / "m.json.gz"
@@ -214,7 +214,7 @@ def test_rules_only_fallback_still_works():
 def test_packed_lexicon_matches_the_table():
     from itertools import islice
 
-    from middleware.detection.lexicon import TokenInfo
+    from plainsight.middleware.detection.lexicon import TokenInfo
 
     lex = get_lexicon()
     for key, fr, lr, lo, ti in islice(lex.rows(), 0, 311_000, 997):
@@ -225,7 +225,7 @@ def test_packed_lexicon_matches_the_table():
 
 
 def test_lexicon_cache_is_bounded():
-    from middleware.detection import lexicon as lx
+    from plainsight.middleware.detection import lexicon as lx
 
     lex = lx.Lexicon()
     for i in range(lx._CACHE_MAX + 10):

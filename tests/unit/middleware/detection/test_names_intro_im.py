@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from middleware.detection.base import TurnContext
-from middleware.detection.memory import SessionMemory
-from middleware.detection.names import NameFinder
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
-from surrogate.names import fold, load_tables
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.names import NameFinder
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
+from plainsight.surrogate.names import fold, load_tables
 
 
 @pytest.fixture(scope="module")

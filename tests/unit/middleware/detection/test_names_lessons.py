@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection.base import TurnContext
-from middleware.detection.cascade import Cascade
-from middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.detection.memory import SessionMemory
 from tests.support import detected_names
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection.base import TurnContext
-from middleware.detection.cascade import Cascade
-from middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.detection.memory import SessionMemory
 from tests.support import detected_names
-from middleware.detection.public import classes_of, personal_cue, topic_cues
-from middleware.evaluation import DialogueResult, Ent, by_source, summarize
+from plainsight.middleware.detection.public import classes_of, personal_cue, topic_cues
+from plainsight.middleware.evaluation import DialogueResult, Ent, by_source, summarize
 
 
 @pytest.fixture(scope="module")
@@ -169,8 +169,8 @@ def test_eval_reports_false_names_per_100_turns_and_by_source():
 
 # -- end to end: what the tutor reads ----------------------------------------------------------------
 def test_pipeline_replaces_a_relation_full_name_whole_and_keeps_a_fictional_one():
-    from surrogate.pipeline import build_pipeline
-    from middleware.schemas import InputTurn
+    from plainsight.surrogate.pipeline import build_pipeline
+    from plainsight.middleware.schemas import InputTurn
 
     p = build_pipeline()
     r = p.process_sync(InputTurn(session_id="h12", turn_id=0, role="student",

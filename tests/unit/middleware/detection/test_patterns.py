@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection.address import AddressRecognizer
-from middleware.detection.base import TurnContext
-from middleware.detection.patterns import (
+from plainsight.middleware.detection.address import AddressRecognizer
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.patterns import (
     EmailRecognizer,
     IdNumberRecognizer,
     ObfuscatedEmailRecognizer,

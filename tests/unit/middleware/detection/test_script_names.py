@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection import script_names
-from middleware.detection.base import TurnContext
-from middleware.detection.cascade import Cascade
-from middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection import script_names
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.detection.memory import SessionMemory
 
 
 def names(text: str, memory: SessionMemory | None = None) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.llm.align import (
+from plainsight.middleware.llm.align import (
     AnswerError,
     align_marked,
     contains_markers,
@@ -13,7 +13,7 @@ from middleware.llm.align import (
     parse_json_entities,
     parse_verdicts,
 )
-from benchmarks.llm_simulator import DEFAULT_MARKERS as M
+from plainsight.benchmarks.llm_simulator import DEFAULT_MARKERS as M
 
 ORIG = "hi im Jake, my sister  Ana really said u can help.\nemail me at jake.t@mail.com or call 555-201-7788"
 
@@ -125,7 +125,7 @@ def test_verdicts():
 
 
 def test_prompts_override_and_label_subset(tmp_path):
-    from middleware.llm.prompts import Prompts
+    from plainsight.middleware.llm.prompts import Prompts
 
     (tmp_path / "prompts.yaml").write_text("marking:\n  system: 'Mark {markers} only.'\n", encoding="utf-8")
     p = Prompts.load(str(tmp_path), labels=["NAME", "EMAIL"])
@@ -139,8 +139,8 @@ def test_prompts_override_and_label_subset(tmp_path):
 
 
 def test_settings_enablement_and_key(monkeypatch):
-    from middleware.config import ConfigError, LLMSettings, Settings
-    from middleware.llm import LLMStage
+    from plainsight.middleware.config import ConfigError, LLMSettings, Settings
+    from plainsight.middleware.llm import LLMStage
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert not Settings().llm.is_enabled
@@ -158,8 +158,8 @@ def test_settings_enablement_and_key(monkeypatch):
 def test_http_libraries_never_log_prompts_at_debug():
     import logging
 
-    from middleware.config import LLMSettings
-    from middleware.llm import LLMStage
+    from plainsight.middleware.config import LLMSettings
+    from plainsight.middleware.llm import LLMStage
 
     logging.getLogger("openai").setLevel(logging.DEBUG)
     LLMStage(LLMSettings(base_url="http://127.0.0.1:9/v1"))

@@ -8,14 +8,14 @@ import time
 
 import pytest
 
-from middleware.config import load_settings
-from middleware.detection.base import Span, TurnContext
-from middleware.detection.cascade import Cascade
-from middleware.detection.evidence import CERTAIN, DOUBTFUL, classify, confirm, reject, split
-from middleware.detection.memory import SessionMemory
-from benchmarks.llm_simulator import Reply, closed_port_url
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
+from plainsight.middleware.config import load_settings
+from plainsight.middleware.detection.base import Span, TurnContext
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.detection.evidence import CERTAIN, DOUBTFUL, classify, confirm, reject, split
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.benchmarks.llm_simulator import Reply, closed_port_url
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
 from tests.fake_openai import fake_llm, make_stage  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(120)

@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from middleware.config import Settings, load_settings
-from middleware.detection.base import Span
-from middleware.detection.cascade import Cascade
-from middleware.llm.cli_args import add_llm_arguments, llm_overrides
-from benchmarks.llm_simulator import closed_port_url
-from surrogate.pipeline import build_pipeline
-from middleware.schemas import InputTurn
+from plainsight.middleware.config import Settings, load_settings
+from plainsight.middleware.detection.base import Span
+from plainsight.middleware.detection.cascade import Cascade
+from plainsight.middleware.llm.cli_args import add_llm_arguments, llm_overrides
+from plainsight.benchmarks.llm_simulator import closed_port_url
+from plainsight.surrogate.pipeline import build_pipeline
+from plainsight.middleware.schemas import InputTurn
 from tests.fake_openai import fake_llm  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(120)

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from middleware.detection.base import Span, TurnContext
-from benchmarks.llm_simulator import closed_port_url
+from plainsight.middleware.detection.base import Span, TurnContext
+from plainsight.benchmarks.llm_simulator import closed_port_url
 from tests.fake_openai import ALTER, Reply, fake_llm, make_stage  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(60)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.detection.base import TurnContext
-from middleware.detection.lexicon import get_lexicon
-from middleware.detection.memory import SessionMemory
-from middleware.detection.naming import cues, features, public_keep, spans, story, tokens
+from plainsight.middleware.detection.base import TurnContext
+from plainsight.middleware.detection.lexicon import get_lexicon
+from plainsight.middleware.detection.memory import SessionMemory
+from plainsight.middleware.detection.naming import cues, features, public_keep, spans, story, tokens
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_spans_merge_name_parts_and_remember_them(lex):
 
 
 def test_names_module_runs_the_parts_and_re_exports_them():
-    from middleware.detection import names
+    from plainsight.middleware.detection import names
 
     assert names.tokenize is tokens.tokenize and names.STOP is tokens.STOP and names.TITLES is tokens.TITLES
     assert names.TITLES <= names.STOP
