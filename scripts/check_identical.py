@@ -28,6 +28,42 @@ from pathlib import Path
 SECRET = "check-identical-fixed-secret"
 
 
+def _old_layout_alias() -> None:
+    """A tree from before the one-namespace move (issue #26) has top-level ``middleware``,
+    ``surrogate`` and ``consumers`` and no ``plainsight/`` folder: alias ``plainsight.<name>`` to
+    the very module ``<name>`` (same objects, no second copy), so this script compares both layouts."""
+    import importlib
+    import importlib.abc
+    import importlib.util
+    import types
+
+    root = Path.cwd()
+    if (root / "plainsight").is_dir() or not (root / "middleware" / "__init__.py").exists():
+        return
+
+    class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname.startswith("plainsight."):
+                return importlib.util.spec_from_loader(fullname, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            module = importlib.import_module(spec.name[len("plainsight."):])
+            self.original = getattr(module, "__spec__", None)
+            return module
+
+        def exec_module(self, module):
+            module.__spec__ = self.original  # the import system set ours; resources need the real one
+
+    top = types.ModuleType("plainsight")
+    top.__path__ = []
+    sys.modules["plainsight"] = top
+    sys.meta_path.insert(0, _Alias())
+
+
+_old_layout_alias()
+
+
 def _data_dir() -> Path:
     from plainsight.middleware.evaluation import default_data_dir  # $PLAINSIGHT_DATA_DIR or ../shared/data/dev
 
