@@ -122,7 +122,10 @@ async def _demo(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"embedded Kafka-protocol broker (Tansu) on {bootstrap}", file=sys.stderr)
     else:
+        from plainsight.consumers.kafka import probe_broker
+
         bootstrap = settings.kafka.bootstrap_servers
+        await probe_broker(settings.kafka, bootstrap)  # unreachable: one line, exit 2, within connect_timeout_s
 
     chats = load_chats(args.file)
     turns: list[InputTurn] = []
