@@ -302,11 +302,13 @@ async def redact(args: argparse.Namespace) -> int:
             counts["degraded"] += 1
             if not llm_warned:
                 llm_warned = True
-                why = ""
-                if res.llm is not None and getattr(res.llm, "reason", None):
-                    why = f" ({res.llm.reason})"
-                print(f"plainsight redact: warning: the LLM stage failed{why}; such turns are masked fail-closed "
-                      "(every doubtful span) and counted as degraded in the summary", file=sys.stderr)
+                if res.llm is not None and res.llm.degraded:
+                    why = f" ({res.llm.reason})" if getattr(res.llm, "reason", None) else ""
+                    print(f"plainsight redact: warning: the LLM stage failed{why}; such turns are masked fail-closed "
+                          "(every doubtful span) and counted as degraded in the summary", file=sys.stderr)
+                else:
+                    print("plainsight redact: warning: a stage failed on a turn; such turns are masked fail-closed "
+                          "(every span written as [LABEL]) and counted as degraded in the summary", file=sys.stderr)
         counts["turns"] += 1
         counts["entities"] += len(logs.entities)
         return logs, degraded
