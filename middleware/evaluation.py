@@ -450,7 +450,23 @@ def resolve_data_file(name: str | os.PathLike[str], data_dir: str | os.PathLike[
     for cand in (base / p.name, base / f"{p.name}.jsonl"):
         if cand.exists():
             return cand
-    raise FileNotFoundError(f"no such dialogue file: {name} (also looked in {base})")
+    if p.name in ("sample", "sample_dialogues", "sample_dialogues.jsonl"):
+        return sample_dialogues_file()
+    hint = ("" if base.is_dir() else
+            f"; {base} does not exist: the labelled dev dialogues are not shipped with plainsight (they sit in "
+            "../shared/data/dev beside the repository in the project's workspace). Set PLAINSIGHT_DATA_DIR or "
+            "--data-dir to a directory of them, pass a path, or use 'sample' (a few synthetic dialogues shipped "
+            "with plainsight)")
+    raise FileNotFoundError(f"no such dialogue file: {name} (also looked in {base}){hint}")
+
+
+def sample_dialogues_file() -> Path:
+    """The synthetic labelled dialogues shipped with plainsight (``middleware/samples``): ten short
+    tutoring chats written for the project, no real data. The default of ``bench detect`` where the
+    dev dialogues are absent, and ``plainsight eval sample``."""
+    from importlib import resources
+
+    return Path(str(resources.files("plainsight.middleware.samples").joinpath("sample_dialogues.jsonl")))
 
 
 def read_dialogues(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict]:
