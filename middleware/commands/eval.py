@@ -127,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
                                               and lab in detection_registry(settings).added_labels))),
         "wall_s": time.perf_counter() - t0,
     }
+    if summary.get("degraded_turns") or summary.get("dead_lettered_turns"):
+        print(f"plainsight eval: warning: {summary.get('degraded_turns', 0)} turns degraded (a stage failed: masked "
+              f"fail-closed), {summary.get('dead_lettered_turns', 0)} dead-lettered (scored as predicting nothing)",
+              file=sys.stderr)
     if use_llm:
         summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
     if getattr(args, "by_source", False):

@@ -252,3 +252,27 @@ def test_redact_turn_line_session_id_holding_pii_is_digested(capsys, tmp_path):
     a, b = (json.loads(l) for l in out.read_text().splitlines())
     assert a["session_id"].startswith("id-") and a["session_id"] == b["session_id"]
     assert "maria" not in out.read_text().lower()
+
+
+@pytest.mark.parametrize("content, expect", [
+    (bytes(range(256)) * 4, "not a text file"),
+    ("café\n".encode("latin-1"), "not UTF-8 text"),
+    (b"", "is empty"),
+], ids=["binary", "latin-1", "empty"])
+def test_demo_file_unreadable_is_one_line_before_any_broker(capsys, tmp_path, content, expect):
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(content)
+    rc, _, err = _run(capsys, ["demo", "--file", str(src)])
+    assert rc == 2 and expect in _one_error_line(err, "demo")
+
+
+def test_eval_with_llm_down_warns_once_and_counts_degraded(capsys, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(_dialogue("hi im Maria Lopez", "ask jake he sits next to me"))
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    rc, out, err = _run(capsys, ["eval", str(src), "--unlabelled-as-clean", "--json", "--llm-base-url", url,
+                                 "--llm-model", "m", "--llm-gate", "all"])
+    assert rc == 0
+    s = json.loads(out)
+    assert s["degraded_turns"] == 2 and sum(s["llm"]["degraded"].values()) == 2
+    assert err.count("warning: 2 turns degraded") == 1
