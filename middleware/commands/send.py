@@ -21,6 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--turn-id", default=None, help="turn_id (default: the current time in ms)")
     p.add_argument("--reply", action="store_true",
                    help="send a tutor reply (to topics.replies_in: plainsight restores the real values for the student)")
+    p.add_argument("--reply-token", metavar="TOKEN", default=None,
+                   help="with --reply: the reply_token of the tutor-topic record the reply answers (copied into the "
+                        "record's reply_token field, for a worker that requires one)")
     p.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="the broker serve uses (serve prints it)")
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (topic names, TLS/SASL)")
 
@@ -73,6 +76,8 @@ async def send(args: argparse.Namespace) -> int:
             turn_id = int(turn_id)
         obj = {"session_id": args.session, "turn_id": turn_id, "role": args.role or ("tutor" if args.reply else "student"),
                "text": " ".join(args.text), "sent_at": time.time()}
+        if args.reply_token is not None:
+            obj["reply_token"] = args.reply_token
         raw = json.dumps(obj, ensure_ascii=False).encode("utf-8")
         parsed = parse_turn(raw, settings.worker.max_payload_bytes)
         if isinstance(parsed, ParseFailure):

@@ -64,3 +64,21 @@ def test_send_and_tail_user_errors_are_one_line(capsys, tmp_path):
         err = capsys.readouterr().err.strip().splitlines()
         cmd = argv[0]
         assert rc == 2 and len(err) == 1 and err[0].startswith(f"plainsight {cmd}: error: ") and expect in err[0], err
+
+
+def test_send_reply_token_is_carried_in_the_record(broker, tmp_path, capsys):
+    import asyncio
+    import uuid
+
+    from plainsight.middleware.config import load_settings
+    from tests.support import read_topic
+
+    topic = f"replies-{uuid.uuid4().hex[:8]}"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"topics": {"replies_in": topic}}))
+    assert main(["send", "--bootstrap-servers", broker.bootstrap_servers, "--config", str(cfg), "--reply",
+                 "--session", "s-1", "--reply-token", "tok-123", "Great work Paula"]) == 0
+    s = load_settings(str(cfg), kafka={"bootstrap_servers": broker.bootstrap_servers})
+    msgs = asyncio.run(read_topic(s, topic, 1, timeout=30))
+    rec = json.loads(msgs[0].value)
+    assert rec["reply_token"] == "tok-123" and rec["role"] == "tutor" and msgs[0].key == b"s-1"
