@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
-from plainsight.middleware.config import KafkaSettings, Settings
+from plainsight.middleware.config import KafkaSettings, Settings, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,57 @@ def make_consumer(settings: Settings, bootstrap_servers: str, *topics: str, **ex
     return AIOKafkaConsumer(*topics, **kw)
 
 
+class BrokerUnreachable(UsageError):
+    """No bootstrap address accepted a connection within ``kafka.connect_timeout_s``: the CLI
+    prints it as one line and exits 2 (instead of aiokafka's endless reconnect errors)."""
+
+
+def _addresses(bootstrap_servers: str) -> list[tuple[str, int]]:
+    out = []
+    for part in bootstrap_servers.split(","):
+        part = part.strip()
+        if "://" in part:
+            part = part.split("://", 1)[1]
+        host, sep, port = part.rpartition(":")
+        if not sep or not port.isdigit():
+            raise BrokerUnreachable(f"bootstrap server {part!r} is not HOST:PORT")
+        out.append((host.strip("[]") or "localhost", int(port)))
+    return out
+
+
+async def probe_broker(k: KafkaSettings, bootstrap_servers: str) -> None:
+    """Return once one bootstrap address accepts a TCP connection; raise :class:`BrokerUnreachable`
+    after ``k.connect_timeout_s`` (retrying every quarter second: a broker that is starting)."""
+    addrs = _addresses(bootstrap_servers)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + k.connect_timeout_s
+    last = "no address"
+    while True:
+        for host, port in addrs:
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=min(left, 3.0))
+            except (OSError, asyncio.TimeoutError) as exc:
+                last = ("connection refused" if isinstance(exc, ConnectionRefusedError) else "timed out"
+                        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) else
+                        getattr(exc, "strerror", None) or type(exc).__name__)
+                continue
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except OSError:
+                pass
+            return
+        if loop.time() >= deadline:
+            raise BrokerUnreachable(
+                f"cannot reach the Kafka broker at {bootstrap_servers} ({last}) within {k.connect_timeout_s:g} s "
+                "(kafka.connect_timeout_s); is it running? Without --bootstrap-servers, serve and demo start an "
+                "embedded broker")
+        await asyncio.sleep(min(0.25, max(0.0, deadline - loop.time())))
+
+
 def topic_specs(settings: Settings) -> list[NewTopic]:
     t, k = settings.topics, settings.kafka
     n, rf = k.partitions, k.replication_factor
@@ -110,7 +161,7 @@ async def ensure_topics(settings: Settings, bootstrap_servers: str, retries: int
             await asyncio.sleep(min(0.1 * 2**attempt, 2.0))
         finally:
             await admin.close()
-    raise RuntimeError(f"could not create topics on {bootstrap_servers}: {type(last).__name__}")
+    raise BrokerUnreachable(f"could not create topics on {bootstrap_servers}: {type(last).__name__}")
 
 
 def _topic_errors(resp: Any):

@@ -43,6 +43,8 @@ class KafkaSettings(BaseModel):
     linger_ms: int = 1
     compression_type: Literal["gzip", "snappy", "lz4", "zstd"] | None = None
     request_timeout_ms: int = 30_000
+    #: serve, demo, forget, send and tail give up on an unreachable broker after this long (one line, exit 2)
+    connect_timeout_s: float = Field(10.0, gt=0)
     partitions: int = Field(6, ge=1, description="partitions for topics plainsight creates")
     replication_factor: int = Field(1, ge=1)
     create_topics: bool = True

@@ -297,6 +297,10 @@ class DialogueResult:
     detect_ms: list[float] = field(default_factory=list)
     #: the dialogue's ``source`` field (``--by-source``), "" when absent
     source: str = ""
+    #: turns whose processing raised (dead-lettered: scored as predicting nothing; the run goes on)
+    dead_lettered: int = 0
+    #: turns the LLM stage failed closed on
+    degraded: int = 0
 
 
 def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS) -> dict[str, Any]:
@@ -379,6 +383,8 @@ def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS
         "ms_per_turn": statistics.fmean(ms) if ms else 0.0,
         "ms_per_turn_p50": percentile(ms, 50),
         "ms_per_turn_p99": percentile(ms, 99),
+        "dead_lettered_turns": sum(d.dead_lettered for d in results),
+        "degraded_turns": sum(d.degraded for d in results),
     }
 
 
@@ -444,24 +450,49 @@ def resolve_data_file(name: str | os.PathLike[str], data_dir: str | os.PathLike[
     for cand in (base / p.name, base / f"{p.name}.jsonl"):
         if cand.exists():
             return cand
-    raise FileNotFoundError(f"no such dialogue file: {name} (also looked in {base})")
+    if p.name in ("sample", "sample_dialogues", "sample_dialogues.jsonl"):
+        return sample_dialogues_file()
+    hint = ("" if base.is_dir() else
+            f"; {base} does not exist: the labelled dev dialogues are not shipped with plainsight (they sit in "
+            "../shared/data/dev beside the repository in the project's workspace). Set PLAINSIGHT_DATA_DIR or "
+            "--data-dir to a directory of them, pass a path, or use 'sample' (a few synthetic dialogues shipped "
+            "with plainsight)")
+    raise FileNotFoundError(f"no such dialogue file: {name} (also looked in {base}){hint}")
+
+
+def sample_dialogues_file() -> Path:
+    """The synthetic labelled dialogues shipped with plainsight (``middleware/samples``): ten short
+    tutoring chats written for the project, no real data. The default of ``bench detect`` where the
+    dev dialogues are absent, and ``plainsight eval sample``."""
+    from importlib import resources
+
+    return Path(str(resources.files("plainsight.middleware.samples").joinpath("sample_dialogues.jsonl")))
 
 
 def read_dialogues(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict]:
     """Dialogues from a JSONL file in the shared dialogue format (blank lines skipped)."""
-    with open(path, encoding="utf-8") as fh:
+    from .config import UsageError  # a ValueError: one line and exit 2 from the CLI
+
+    with open(path, "rb") as fh:
         n = 0
-        for lineno, line in enumerate(fh, 1):
+        for lineno, bline in enumerate(fh, 1):
             if limit is not None and n >= limit:
                 return
+            try:
+                line = bline.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"{path}:{lineno}: not UTF-8 text (invalid byte at {exc.start}: binary or another "
+                                 "encoding); dialogue files are JSON Lines in UTF-8") from None
+            if "\x00" in line:
+                raise UsageError(f"{path}:{lineno}: not a text file (NUL byte); dialogue files are JSON Lines in UTF-8")
             if not line.strip():
                 continue
             try:
                 d = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+                raise UsageError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
             if not isinstance(d, dict) or not isinstance(d.get("turns"), list):
-                raise ValueError(f"{path}:{lineno}: not a dialogue object with a 'turns' list")
+                raise UsageError(f"{path}:{lineno}: not a dialogue object with a 'turns' list")
             n += 1
             yield d
 
@@ -505,7 +536,7 @@ def run_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_700_000
         out = None
         while True:
             it = steps.send(out)
-            out = pipeline.process_sync(it)
+            out = _dead_letter_on_error(res, pipeline.process_sync, it)
     except StopIteration:
         pass
     pipeline.sessions.drop(res.id)
@@ -521,9 +552,15 @@ async def arun_dialogue(pipeline, dialogue: dict, index: int = 0, t0: float = 1_
         out = None
         while True:
             it = steps.send(out)
-            out = await pipeline.process(it)
-            if out.refined is not None:  # async-refine: let the refinement finish (it teaches memory)
-                await out.final_logs()
+            try:
+                out = await pipeline.process(it)
+                degraded = out.degraded
+                if out.refined is not None:  # async-refine: let the refinement finish (it teaches memory)
+                    degraded = (await out.final_logs()).degraded or degraded
+                res.degraded += bool(degraded)
+            except Exception as exc:  # noqa: BLE001  (one failing turn never ends the run)
+                _dead_letter_on_error(res, _raise, exc)
+                out = None
     except StopIteration:
         pass
     pipeline.sessions.drop(res.id)
@@ -544,7 +581,26 @@ def _dialogue_steps(dialogue: dict, index: int, t0: float):
             continue
         t = time.perf_counter()
         out = yield it
-        _record(res, i, text, out, (time.perf_counter() - t) * 1e3)
+        if out is not None:  # None: the turn was dead-lettered
+            _record(res, i, text, out, (time.perf_counter() - t) * 1e3)
+
+
+def _raise(exc: BaseException):
+    raise exc
+
+
+def _dead_letter_on_error(res: DialogueResult, fn, arg):
+    """``fn(arg)``, or None when it raises: the turn is dead-lettered (counted, logged by exception
+    type only, never its message: it may quote the text) and the run goes on."""
+    try:
+        return fn(arg)
+    except Exception as exc:  # noqa: BLE001
+        import logging
+
+        res.dead_lettered += 1
+        logging.getLogger(__name__).warning("turn %d of a dialogue dead-lettered (%s)", res.turns - 1,
+                                            type(exc).__name__)
+        return None
 
 
 def predictions_record(res: DialogueResult) -> dict:

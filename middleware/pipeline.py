@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from .config import Settings
 from .detection.base import Detector, Span, TurnContext, resolve_overlaps
 from .refine import Refinement, Refiner
-from .replace import Replacer, merge_adjacent
+from .replace import Replacer, apply_replacements, merge_adjacent
 from .schemas import KNOWN_ROLES, InputTurn, OutputTurn
 from .sessions import SessionState, SessionStore
 
@@ -161,7 +161,11 @@ class Pipeline:
         if role.strip().casefold() in KNOWN_ROLES:
             return role
         span = Span(0, len(role), "NAME", "role")
-        out, _ = self.replacer.replace(role, [span], state.replace_state, mode)
+        try:
+            out, _ = self.replacer.replace(role, [span], state.replace_state, mode)
+        except Exception as exc:  # noqa: BLE001  (fail closed: see render)
+            log.warning("replacing a speaker failed (%s): written as [NAME]", type(exc).__name__)
+            return "[NAME]"
         return out
 
     def _metadata_out(self, turn: InputTurn) -> dict | None:
@@ -214,8 +218,17 @@ class Pipeline:
 
     def render(self, turn: InputTurn, state: SessionState, spans: list[Span], mode: str,
                degraded: bool = False) -> OutputTurn:
-        """The output turn for ``spans`` (input positions) in ``mode``."""
-        text, ents = self.replacer.replace(turn.text, merge_adjacent(turn.text, spans), state.replace_state, mode)
+        """The output turn for ``spans`` (input positions) in ``mode``. Should the replacer fail (a
+        bug on an odd value), the turn fails closed rather than raising: every span is written as
+        ``[LABEL]``, nothing is added to the session's mapping, and the output is flagged degraded."""
+        merged = merge_adjacent(turn.text, spans)
+        try:
+            text, ents = self.replacer.replace(turn.text, merged, state.replace_state, mode)
+        except Exception as exc:  # noqa: BLE001  (the exception's message may quote the value: type only)
+            log.warning("replacement failed (%s): the turn's spans are written as [LABEL] (degraded)",
+                        type(exc).__name__)
+            text, ents = apply_replacements(turn.text, merged, [f"[{s.label}]" for s in merged])
+            degraded = True
         return OutputTurn(
             session_id=turn.session_id,
             turn_id=turn.turn_id,

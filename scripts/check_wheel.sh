@@ -29,6 +29,8 @@ cd "$WORK"   # nothing of the source tree on sys.path
 SAMPLE="$("$V/python" -c 'from importlib.resources import files; print(files("plainsight.middleware.samples") / "demo_chats.jsonl")')"
 "$V/plainsight" redact "$SAMPLE" -o "$WORK/out.jsonl" --secret-file <(printf 'wheel-check-secret-0123456789abcdef\n') 2>&1 | tail -2
 test -s "$WORK/out.jsonl"
+# the shipped synthetic labelled sample (what bench detect and eval use without ../shared/data/dev)
+"$V/plainsight" eval sample --json | "$V/python" -c 'import json,sys; s=json.load(sys.stdin); assert s["gold_spans"] == 14; print("eval sample:", s["overall"])'
 "$V/plainsight" demo --json > "$WORK/demo.json"
 "$V/python" - "$WORK/demo.json" <<'PYEOF'
 import json, sys

@@ -41,8 +41,21 @@ def load_chats(path: str | None) -> list[dict]:
     import sys
     from importlib import resources
 
+    from plainsight.middleware.config import UsageError
+
     if path:
-        text = open(path, encoding="utf-8").read()
+        with open(path, "rb") as fh:
+            data = fh.read()
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise UsageError(f"{path} is not a text file (NUL byte at byte {nul}); --file reads JSON Lines in UTF-8")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{path} is not UTF-8 text (invalid byte at {exc.start}: binary or another encoding); "
+                             "--file reads JSON Lines in UTF-8") from None
+        if not text.strip():
+            raise UsageError(f"{path} is empty; --file reads dialogues or chat.turns records, one per line")
     else:
         text = resources.files("plainsight.middleware.samples").joinpath("demo_chats.jsonl").read_text(encoding="utf-8")
     chats: list[dict] = []
@@ -80,6 +93,9 @@ def load_chats(path: str | None) -> list[dict]:
             chat["turns"].append({"role": str(obj.get("role") or "student"), "text": obj["text"]})
         else:
             print(f"demo: line {lineno}: neither a dialogue ('turns') nor a turn ('text'), skipped", file=sys.stderr)
+    if path and not any(c["turns"] for c in chats):
+        raise UsageError(f"no chat turn could be read from {path} (see the messages above); --file reads dialogues "
+                         "{\"id\", \"turns\": [{\"speaker\", \"text\"}]} or chat.turns records, one per line")
     return chats
 
 
@@ -104,6 +120,7 @@ async def _demo(args: argparse.Namespace) -> int:
     from ._common import embedded_tuning, percentile, settings_from_args
 
     settings = settings_from_args(args)
+    chats = load_chats(args.file)  # a file that cannot be read: one line, before anything starts
     broker = None
     if not settings.kafka.bootstrap_servers:
         settings = settings_from_args(args, **embedded_tuning())
@@ -122,9 +139,11 @@ async def _demo(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"embedded Kafka-protocol broker (Tansu) on {bootstrap}", file=sys.stderr)
     else:
-        bootstrap = settings.kafka.bootstrap_servers
+        from plainsight.consumers.kafka import probe_broker
 
-    chats = load_chats(args.file)
+        bootstrap = settings.kafka.bootstrap_servers
+        await probe_broker(settings.kafka, bootstrap)  # unreachable: one line, exit 2, within connect_timeout_s
+
     turns: list[InputTurn] = []
     run_tag = f"{int(time.time())}"
     for rep in range(args.repeat):

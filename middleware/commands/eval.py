@@ -61,19 +61,23 @@ def run(args: argparse.Namespace) -> int:
     try:
         path = resolve_data_file(files[0], args.data_dir)
     except FileNotFoundError as exc:
-        print(f"plainsight eval: {exc}", file=sys.stderr)
+        print(f"plainsight eval: error: {exc}", file=sys.stderr)
         return 2
     if args.limit is not None and args.limit < 1:
-        print("plainsight eval: --limit must be >= 1", file=sys.stderr)
+        print("plainsight eval: error: --limit must be >= 1", file=sys.stderr)
         return 2
     try:
         labelled = _has_labels(path, args.limit)
     except ValueError as exc:
-        print(f"plainsight eval: {exc}", file=sys.stderr)
+        print(f"plainsight eval: error: {exc}", file=sys.stderr)
+        return 2
+    if not labelled and not any(True for _ in read_dialogues(path, 1)):
+        print(f"plainsight eval: error: {path} is empty (no dialogue lines); see 'Labelled format' in the README",
+              file=sys.stderr)
         return 2
     if not labelled:
         if not args.unlabelled_as_clean:
-            print(f"plainsight eval: {path} has no labels (no dialogue has a 'spans' list), so there is nothing to "
+            print(f"plainsight eval: error: {path} has no labels (no dialogue has a 'spans' list), so there is nothing to "
                   "score against; see 'Labelled format' in the README. --unlabelled-as-clean scores it as a file "
                   "with no private values (every prediction then counts as a false positive).", file=sys.stderr)
             return 2
@@ -123,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
                                               and lab in detection_registry(settings).added_labels))),
         "wall_s": time.perf_counter() - t0,
     }
+    if summary.get("degraded_turns") or summary.get("dead_lettered_turns"):
+        print(f"plainsight eval: warning: {summary.get('degraded_turns', 0)} turns degraded (a stage failed: masked "
+              f"fail-closed), {summary.get('dead_lettered_turns', 0)} dead-lettered (scored as predicting nothing)",
+              file=sys.stderr)
     if use_llm:
         summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
     if getattr(args, "by_source", False):
@@ -260,6 +268,7 @@ def format_table(s: dict) -> str:
         f"detection ms/turn: mean {s['ms_per_turn']:.2f}  p50 {s['ms_per_turn_p50']:.2f}  p99 {s['ms_per_turn_p99']:.2f}"
         f"  (wall {s['wall_s']:.1f} s)"
     )
+    lines.append(f"dead-lettered turns: {s.get('dead_lettered_turns', 0)}   degraded turns: {s.get('degraded_turns', 0)}")
     llm = s.get("llm")
     if llm:
         lines += [

@@ -38,6 +38,9 @@ async def forget(args: argparse.Namespace) -> int:
         print("forget: no Kafka configured (--bootstrap-servers or PLAINSIGHT_KAFKA__BOOTSTRAP_SERVERS); "
               "the embedded broker keeps nothing after it stops", file=sys.stderr)
         return 2
+    from plainsight.consumers.kafka import probe_broker
+
+    await probe_broker(settings.kafka, bootstrap)  # unreachable: one line, exit 2, within connect_timeout_s
     if settings.kafka.create_topics:
         await ensure_topics(settings, bootstrap)
     # what is stored now, so the report says what was found (a tombstone is written for every id

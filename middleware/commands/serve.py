@@ -124,7 +124,10 @@ async def serve(args: argparse.Namespace) -> int:
         bootstrap = await broker.start()
         log.warning("no bootstrap servers configured: using an embedded in-memory broker on %s", bootstrap)
     else:
+        from plainsight.consumers.kafka import probe_broker
+
         bootstrap = settings.kafka.bootstrap_servers
+        await probe_broker(settings.kafka, bootstrap)  # unreachable: one line, exit 2, within connect_timeout_s
 
     metrics, server = start_metrics(settings)
     metrics.set_insecure_dev_keys(secrets_status.insecure)

@@ -103,7 +103,7 @@ async def test_serve_against_given_bootstrap_and_sigterm_drains(make_settings, t
 
 def test_bench_stream_smoke_reports_throughput_latency_breakdown(tmp_path):
     """`bench stream` end to end (embedded broker, one worker process, bundled demo chats): every
-    turn comes back, and the JSON carries the figures the README's Performance table quotes."""
+    turn comes back, and the JSON carries the figures docs/performance.md quotes."""
     env = _env()
     env["PLAINSIGHT_DATA_DIR"] = str(tmp_path)  # no dev files: the bundled demo chats are used
     proc = subprocess.run(PLAINSIGHT + ["bench", "stream", "--turns", "300", "--sessions", "20", "--rate", "300",

@@ -67,7 +67,9 @@ async def test_worker_writes_no_leaks_and_scan_catches_a_planted_one(make_settin
         await asyncio.wait_for(task, 60)
         await w.stop()
     exposition = metrics.exposition()[0].decode()
-    log_text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("plainsight."))
+    log_text = "\n".join(r.getMessage() for r in caplog.records
+                         if r.name.startswith(("plainsight.middleware", "plainsight.consumers", "plainsight.surrogate")))
+    assert log_text, "the worker logged nothing the scan could read"
     rep = scan(_values(), outputs=[m.value for m in outs + logs_topic], dlq=[m.value for m in dlq],
                state=[m.value for m in state], logs=[log_text], metrics=[exposition], state_magic=MAGIC)
     assert rep.scanned["output"] == 2 * len(CANARIES) and rep.scanned["dlq"] == len(bad) and rep.scanned["state"] >= 1
