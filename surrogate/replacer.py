@@ -42,6 +42,8 @@ from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 
 from . import generators as G
 from .keyed import KeyedRandom, derive
+from .labels.name_origin import load_name_origin
+from .labels.names import origin_pool, person_hint, single_role
 from .names import NameInfo, NameTables, fold, load_tables
 from .state import SessionMapping, ValueEntry
 from .text import apply_case, case_pattern, common_words, damerau1, split_camel, words_near
@@ -85,6 +87,7 @@ class SurrogateReplacer:
             raise ValueError("surrogate secret is empty")
         self._tables = tables
         self._origins = None
+        self._name_origin = None
         self._pools: dict[tuple, tuple[str, ...]] | None = None
         self._classify_memo: dict[str, tuple[bool, str]] | None = None
         self.fuzzy_names = fuzzy_names
@@ -138,6 +141,13 @@ class SurrogateReplacer:
 
             self._origins = load_origins()
         return self._origins
+
+    @property
+    def name_origin(self):
+        """Origin group / gender of given names and surnames (``surrogate/labels/name_origin.py``)."""
+        if self._name_origin is None:
+            self._name_origin = load_name_origin()
+        return self._name_origin
 
     @property
     def _group_pools(self) -> dict[tuple, tuple[str, ...]]:
@@ -353,6 +363,9 @@ class SurrogateReplacer:
                 roles = ["single"]
         else:
             roles = ["first"] + ["middle"] * (len(groups) - 2) + ["last"]
+            if len(groups) == 2 and not title_last and self.name_origin.surname_first(
+                    items[groups[0][-1]]["base"], items[groups[1][0]]["base"]):
+                roles = ["last", "first"]  # "Zhang Wei": surname first (East-Asian order)
         for g, role in zip(groups, roles):
             for i in g:
                 items[i]["role"] = role
@@ -391,10 +404,12 @@ class SurrogateReplacer:
             got = state.initials.get(f"{last_key[0]}|last|{_canon(state, first_key)}")
             if got:
                 prefer[last_g[-1]] = got[0]
+        hint = person_hint(self.name_origin, items[first_g[0]]["base"] if first_g else None,
+                           items[last_g[-1]]["base"] if last_g else None)
         for i, it in enumerate(items):
             if it["type"] == "name":
                 it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i),
-                                             group=person_group)
+                                             group=person_group, hint=hint)
         if first_key and last_key:
             state.add_person(_canon(state, first_key), _canon(state, last_key))
         return self._render_name(value, items, state, first_key, last_key)
@@ -432,6 +447,9 @@ class SurrogateReplacer:
             for f, l in state.people:
                 if f == fk and l.startswith(lo) and l in state.names:
                     return apply_case(letter, state.names[l][0])
+            for f, l in state.people:  # "lopezm": a surname, then the given name's initial
+                if l == fk and f.startswith(lo) and f in state.names:
+                    return apply_case(letter, state.names[f][0])
             ctx = "last|" + fk
         else:
             ctx = "mid|" + _canon(state, first_key or "") + "|" + _canon(state, last_key or "")
@@ -454,6 +472,7 @@ class SurrogateReplacer:
         pending: dict,
         prefer_initial: str | None = None,
         group: str | None = None,
+        hint: str | None = None,
     ) -> str:
         key = fold(base)
         canon = state.aliases.get(key, key)
@@ -467,7 +486,7 @@ class SurrogateReplacer:
             return state.names[alias]
         info = self.tables.classify(base)
         if role in (None, "single"):
-            role = "last" if info is not None and info.kind == "l" else "first"
+            role = single_role(self.name_origin, base, info)
         if role in ("first", "middle"):
             gender = info.gender if info is not None and info.gender in ("F", "M") else "N"
             region = info.region if info is not None and info.kind == "f" else person_region
@@ -485,6 +504,8 @@ class SurrogateReplacer:
             wide = self.tables.any_last()
             if group is not None:
                 pool = _group_or(self._group_pool(group, "last", None, base, region), pool)
+        if group is None:  # no finer language group (surrogate/origin.py): the names-dataset origin group
+            pool = origin_pool(self.name_origin, base, role, hint, self.tables, info.region if info else person_region) or pool  # names-dataset origin group and gender
         real_now = pending.get("NAME", ())
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(
