@@ -43,7 +43,7 @@ from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 from . import generators as G
 from .keyed import KeyedRandom, derive
 from .labels.name_origin import load_name_origin
-from .labels.names import origin_pool, person_hint, single_role
+from .labels.names import choose_pool, person_hint, single_role
 from .names import NameInfo, NameTables, fold, load_tables
 from .state import SessionMapping, ValueEntry
 from .text import apply_case, case_pattern, common_words, damerau1, split_camel, words_near
@@ -504,8 +504,9 @@ class SurrogateReplacer:
             wide = self.tables.any_last()
             if group is not None:
                 pool = _group_or(self._group_pool(group, "last", None, base, region), pool)
-        if group is None:  # no finer language group (surrogate/origin.py): the names-dataset origin group
-            pool = origin_pool(self.name_origin, base, role, hint, self.tables, info.region if info else person_region) or pool  # names-dataset origin group and gender
+        # the token's names-dataset origin group and gender (surrogate/labels/names.py)
+        pool = choose_pool(self.name_origin, pool, base, role, hint, group is not None, self.tables,
+                           info.region if info else person_region)  # names-dataset origin group and gender
         real_now = pending.get("NAME", ())
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(

@@ -63,3 +63,51 @@ def origin_pool(no: NameOrigin, base: str, role: str | None, hint: str | None, t
             got = _BY_REGION[key] = same if len(same) >= MIN_POOL else pool
         pool = got
     return pool or None
+
+
+_REFINED: dict[tuple, tuple[str, ...]] = {}
+
+
+def refine(no: NameOrigin, pool: tuple[str, ...], base: str, role: str | None, hint: str | None,
+           gender: str | None = None) -> tuple[str, ...]:
+    """The candidates of ``pool`` (any pool: a Faker language group's, a UN region's) that the origin
+    table places in the original's origin group (and gender, for a gendered given name), when there
+    are enough of them; else ``()`` (``pool`` itself when nothing is known of the original)."""
+    if not is_latin(base):
+        return pool
+    r = "last" if role == "last" else "first"
+    group = no.best_group(base, r) or hint
+    if r == "first":
+        got = no.given(base)
+        gender = got[1] if got is not None and got[1] in ("F", "M") else gender if gender in ("F", "M") else None
+    else:
+        gender = None
+    if group is None and gender is None:
+        return pool
+    key = (id(pool), len(pool), group, r, gender)
+    got = _REFINED.get(key)
+    if got is None:
+        def fits(n: str) -> bool:
+            return ((group is None or no.best_group(n, r) == group)
+                    and (gender is None or no.gender(n) == gender))
+        same = tuple(n for n in pool if fits(n))
+        got = same if len(same) >= MIN_POOL else ()
+        if len(_REFINED) < 20_000:
+            _REFINED[key] = got
+    return got
+
+
+def choose_pool(no: NameOrigin, pool: tuple[str, ...], base: str, role: str | None, hint: str | None,
+                language_group: bool, tables=None, region: str | None = None) -> tuple[str, ...]:
+    """The replacer's candidates for one name token. ``pool``: what it chose by UN region, or by the
+    person's finer Faker language group (``language_group``: "Jürgen Müller" → German) — kept when
+    enough of it is in the token's own origin group and gender; else the token's origin-group pool
+    ("Natalie Åberg": Natalie draws from the Anglo given names, Åberg from the Nordic surnames)."""
+    if language_group:
+        got = refine(no, pool, base, role, hint)
+        if got:
+            return got
+    own = origin_pool(no, base, role, hint, tables, region)
+    if own:
+        return refine(no, own, base, role, hint) or own
+    return refine(no, pool, base, role, hint) or pool
