@@ -41,6 +41,7 @@ from plainsight.middleware.schemas import EntityOut
 from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 
 from . import generators as G
+from .families import Families, family_surrogate, name_tag
 from .keyed import KeyedRandom, derive
 from .labels.name_origin import load_name_origin
 from .labels.names import choose_pool, person_hint, single_role
@@ -88,6 +89,7 @@ class SurrogateReplacer:
         self._tables = tables
         self._origins = None
         self._name_origin = None
+        self._families: Families | None = None
         self._pools: dict[tuple, tuple[str, ...]] | None = None
         self._classify_memo: dict[str, tuple[bool, str]] | None = None
         self.fuzzy_names = fuzzy_names
@@ -148,6 +150,13 @@ class SurrogateReplacer:
         if self._name_origin is None:
             self._name_origin = load_name_origin()
         return self._name_origin
+
+    @property
+    def families(self) -> Families:
+        """Nicknames, diminutives, truncations (``surrogate/families.py``)."""
+        if self._families is None:
+            self._families = Families(self.name_origin.nick, self.name_origin)
+        return self._families
 
     @property
     def _group_pools(self) -> dict[tuple, tuple[str, ...]]:
@@ -246,8 +255,10 @@ class SurrogateReplacer:
             spans = resolve_overlaps(spans)
         if mode == "redact":
             return self._tagger.replace(text, spans, state.tags, mode)
-        if mode == "tag":
-            return apply_replacements(text, spans, [self._tag(text[s.start : s.end], s.label, state) for s in spans])
+        if mode == "tag":  # one tag per person for names (surrogate/families.py)
+            return apply_replacements(text, spans, [
+                name_tag(self, text[s.start : s.end], state) if s.label == "NAME" else
+                self._tag(text[s.start : s.end], s.label, state) for s in spans])
         if mode != "surrogate":
             raise ValueError(f"unknown output mode {mode!r}")
         pending = self._pending(text, spans)
@@ -484,6 +495,9 @@ class SurrogateReplacer:
         if alias is not None:
             state.add_alias(key, alias)
             return state.names[alias]
+        fam = family_surrogate(self, key, base, role, state, pending.get("NAME", ()))  # Sam / Samantha
+        if fam is not None:
+            return fam
         info = self.tables.classify(base)
         if role in (None, "single"):
             role = single_role(self.name_origin, base, info)
@@ -507,6 +521,7 @@ class SurrogateReplacer:
         # the token's names-dataset origin group and gender (surrogate/labels/names.py)
         pool = choose_pool(self.name_origin, pool, base, role, hint, group is not None, self.tables,
                            info.region if info else person_region)  # names-dataset origin group and gender
+        pool = self.families.prefer(pool, key)
         real_now = pending.get("NAME", ())
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(
