@@ -140,6 +140,9 @@ def email_style(value: str) -> EmailStyle | None:
         return ch
 
     local = _OBF_SEP.sub(sub_local, local_raw)
+    for ch in "._-":  # "jake_w2010 AT yahoo DOT com": a separator typed as itself stays itself
+        if ch in local_raw:
+            local_seps.setdefault(ch, ch)
     domain_dot = "."
     for m in _OBF_SEP.finditer(domain_raw):
         if (m.group(1) or m.group(2)).casefold() == "dot":
