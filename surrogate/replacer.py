@@ -43,6 +43,7 @@ from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 from . import generators as G
 from .families import Families, family_surrogate, name_tag
 from .keyed import KeyedRandom, derive
+from .labels.famous import famous, neighbours
 from .labels.name_origin import load_name_origin
 from .labels.names import choose_pool, person_hint, single_role
 from .names import NameInfo, NameTables, fold, load_tables
@@ -298,10 +299,11 @@ class SurrogateReplacer:
 
     def _pending(self, text: str, spans: list[Span]) -> dict[str, set[str]]:
         """Every real value of the turn, registered before any surrogate is chosen."""
-        pending: dict[str, set[str]] = {"NAME": set()}
+        pending: dict[str, set[str]] = {"NAME": set(), "_near": set()}
         for s in spans:
             v = text[s.start : s.end]
             if s.label == "NAME":
+                pending["_near"].update(neighbours(text, s.start, s.end))  # no famous pair (labels/famous.py)
                 for m in _TOKEN.finditer(v):
                     pending["NAME"].add(fold(_strip_possessive(m.group())[0]))
             else:
@@ -417,8 +419,10 @@ class SurrogateReplacer:
                 prefer[last_g[-1]] = got[0]
         hint = person_hint(self.name_origin, items[first_g[0]]["base"] if first_g else None,
                            items[last_g[-1]]["base"] if last_g else None)
+        near = pending.setdefault("_near", set())
         for i, it in enumerate(items):
             if it["type"] == "name":
+                near.update(fold(x["sur"]) for x in items if "sur" in x)  # the person's other surrogate names
                 it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i),
                                              group=person_group, hint=hint)
         if first_key and last_key:
@@ -523,40 +527,41 @@ class SurrogateReplacer:
                            info.region if info else person_region)  # names-dataset origin group and gender
         pool = self.families.prefer(pool, key)
         real_now = pending.get("NAME", ())
+        near = pending.get("_near", ())
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(
                 n for n in wide if n[0] == prefer_initial.upper()
             )
             for counter in range(min(_MAX_TRIES, 2 * len(starts))):
                 cand = self._rng(state, "NAME", key, counter).choice(starts)
-                if self._name_free(cand, key, state, real_now):
+                if self._name_free(cand, key, state, real_now, near):
                     state.add_name(key, base, cand)
                     return cand
         for counter in range(_MAX_TRIES * 2):
             rng = self._rng(state, "NAME", key, counter)
             cand = rng.choice(pool if counter < _MAX_TRIES else wide)
-            if self._name_free(cand, key, state, real_now):
+            if self._name_free(cand, key, state, real_now, near):
                 state.add_name(key, base, cand)
                 return cand
         # Pools exhausted for this session (hundreds of names): walk the wide pool.
         start = self._rng(state, "NAME", key, 10_000).below(len(wide))
         for j in range(len(wide)):
             cand = wide[(start + j) % len(wide)]
-            if self._name_free(cand, key, state, real_now):
+            if self._name_free(cand, key, state, real_now, near):
                 state.add_name(key, base, cand)
                 return cand
         n = 2
         while True:  # pragma: no cover - thousands of names in one session
             cand = wide[start] + "-" + wide[(start + n) % len(wide)]
-            if self._name_free(cand, key, state, real_now):
+            if self._name_free(cand, key, state, real_now, near):
                 state.add_name(key, base, cand)
                 return cand
             n += 1
 
     @staticmethod
-    def _name_free(cand: str, key: str, state: SessionMapping, real_now) -> bool:
+    def _name_free(cand: str, key: str, state: SessionMapping, real_now, near=()) -> bool:
         ck = fold(cand)
-        return not (
+        return not famous(cand, near) and not (
             ck == key
             or ck in real_now
             or state.real_name_seen(ck)
