@@ -97,12 +97,13 @@ class Families:
                 self._prefer[k] = got
         return got
 
-    def link(self, key: str, state: "SessionMapping") -> tuple[str, str] | None:
-        """(the session's canonical key of the same person, relation) for a new token, or None."""
+    def link(self, key: str, state: "SessionMapping", real_now=()) -> tuple[str, str] | None:
+        """(the session's canonical key of the same person, relation) for a new token, or None.
+        Not a name of the same turn ("Abdo, Abdourahman and Abdillahi": named side by side, three people)."""
         lasts = {l for _, l in state.people}
         found = []
         for k in state.names:
-            if k in lasts or k in state.aliases:
+            if k in lasts or k in state.aliases or k in real_now:
                 continue
             rel = self.relation(key, k)
             if rel is not None:
@@ -116,7 +117,7 @@ def family_surrogate(rep: "SurrogateReplacer", key: str, base: str, role: str | 
     if role == "last":
         return None
     fam = rep.families
-    got = fam.link(key, state)
+    got = fam.link(key, state, real_now)
     if got is None:
         return None
     known, rel = got
