@@ -43,6 +43,7 @@ from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 from . import generators as G
 from .families import Families, family_surrogate, name_tag
 from .keyed import KeyedRandom, derive
+from .labels.boundaries import trim as trim_spans
 from .labels.famous import famous, neighbours
 from .labels.name_origin import load_name_origin
 from .labels.names import choose_pool, person_hint, single_role
@@ -254,6 +255,8 @@ class SurrogateReplacer:
         spans = sorted(spans, key=lambda s: s.start)
         if any(a.end > b.start for a, b in zip(spans, spans[1:])):
             spans = resolve_overlaps(spans)
+        if any(s.label in ("NAME", "ADDRESS") for s in spans):
+            spans = trim_spans(text, spans, self.name_origin)  # no neighbouring word swallowed
         if mode == "redact":
             return self._tagger.replace(text, spans, state.tags, mode)
         if mode == "tag":  # one tag per person for names (surrogate/families.py)
