@@ -25,13 +25,7 @@ Tag mode (``name_tag``) gives one ``[NAME_n]`` per person: "Katya Petrova", then
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
 from .names import fold
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .replacer import SurrogateReplacer
-    from .state import SessionMapping
 
 DIMINUTIVE_ENDINGS = ("i", "ie", "y", "ey", "ee", "a", "o", "ito", "ita", "ka", "sha", "chen", "ke", "tje", "je")
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
