@@ -6,8 +6,9 @@ Trimmed, at either edge of a NAME span and at the end of an ADDRESS span, while 
 word remains:
 
 * a lower-case elided clitic form ("s'appelle", "m'appelle", "c'est", "qu'il");
-* a lower-case function word of English, French, Spanish or German (spaCy's stop words), unless the
-  lexicon knows it as a given name ("will smith" stays whole: a name is never given back);
+* a lower-case function word of English, French, Spanish or German (spaCy's stop words) beside a
+  capitalised name, or in an all-lower-case span unless the lexicon knows it as a given name
+  ("will smith" stays whole: a name is never given back);
 * for ADDRESS, anything after such a word at the end ("ballarat so i can come": "so" and what follows).
 """
 
@@ -37,7 +38,7 @@ def function_words() -> frozenset[str]:
     return frozenset(out)
 
 
-def _loose(word: str, origin, start: bool) -> bool:
+def _loose(word: str, origin, start: bool, capitalised_name: bool) -> bool:
     if not word.islower():
         return False
     if _ELIDED.match(word):
@@ -46,7 +47,9 @@ def _loose(word: str, origin, start: bool) -> bool:
         return False
     if start and word in _PARTICLES:
         return False
-    return origin is None or origin.given(word) is None
+    # beside a capitalised name a lower-case function word is not part of it ("Hugo est là");
+    # in an all-lower-case span it is, when it is also a given name ("will smith")
+    return capitalised_name or origin is None or origin.given(word) is None
 
 
 def trim(text: str, spans: list[Span], origin=None) -> list[Span]:
@@ -58,14 +61,15 @@ def trim(text: str, spans: list[Span], origin=None) -> list[Span]:
         words = list(_WORD.finditer(text, s.start, s.end))
         lo, hi = 0, len(words)
         if s.label == "NAME":
-            while hi - lo > 1 and _loose(words[lo].group(), origin, True):
+            cap = any(w.group()[:1].isupper() for w in words)
+            while hi - lo > 1 and _loose(words[lo].group(), origin, True, cap):
                 lo += 1
-            while hi - lo > 1 and _loose(words[hi - 1].group(), origin, False):
+            while hi - lo > 1 and _loose(words[hi - 1].group(), origin, False, cap):
                 hi -= 1
         else:  # an address: cut at the first loose word after a street / town word
             for j in range(1, len(words)):
                 w = words[j].group()
-                if w.isalpha() and _loose(w, None, False) and any(c.isalpha() for c in words[j - 1].group()) \
+                if w.isalpha() and _loose(w, None, False, False) and any(c.isalpha() for c in words[j - 1].group()) \
                         and len(w) <= 5 and w.casefold() in _CLAUSE_WORDS:
                     hi = j
                     break
