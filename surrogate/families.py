@@ -108,6 +108,9 @@ class Families:
 def family_surrogate(rep: "SurrogateReplacer", key: str, base: str, role: str | None, state: "SessionMapping",
                      real_now) -> str | None:
     """The surrogate of a new given-name token that is a form of a name the session maps, or None."""
+    got = han_link(rep, key, base, state, real_now)  # "Wang Wei" after "王伟"
+    if got is not None:
+        return got
     if role == "last":
         return None
     fam = rep.families
@@ -166,3 +169,57 @@ def name_tag(rep: "SurrogateReplacer", value: str, state: "SessionMapping") -> s
     if len(keys) > 1:
         tags.numbers[("NAME~full", str(n))] = 1
     return tag
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_PINYIN: list[dict] = []
+
+
+def _pinyin() -> dict:
+    """``surrogate/data/pinyin.json.gz`` (scripts/build_pinyin_tables.py), loaded on first use."""
+    if not _PINYIN:
+        import gzip
+        import json
+        from importlib import resources
+
+        path = resources.files("plainsight.surrogate").joinpath("data", "pinyin.json.gz")
+        with gzip.open(str(path), "rt", encoding="utf-8") as f:
+            d = json.load(f)
+        _PINYIN.append({"pinyin": d["pinyin"], "surnames": frozenset(d["surnames"])})
+    return _PINYIN[0]
+
+
+def han_parts(name: str) -> tuple[str, str] | None:
+    """(surname, given name) of a Chinese name written in Han characters, surname first."""
+    if not name or not all(_HAN.match(c) for c in name):
+        return None
+    sn = _pinyin()["surnames"]
+    for k in (2, 1):
+        if len(name) > k and name[:k] in sn:
+            return name[:k], name[k:]
+    return None
+
+
+def romanise(chars: str) -> str | None:
+    table = _pinyin()["pinyin"]
+    out = [table.get(c) for c in chars]
+    return "".join(out).title() if all(out) else None
+
+
+def han_link(rep, key: str, base: str, state, real_now) -> str | None:
+    """A Latin-script token that is the pinyin of the surname or given name of a Han-script name the
+    session maps ("王伟" then "Wang Wei"): the pinyin of the same part of that name's surrogate."""
+    if not base.isascii() or not any(_HAN.search(k) for k in state.names):
+        return None
+    for hk, hsur in list(state.names.items()):
+        parts, sparts = han_parts(hk), han_parts(hsur)
+        if parts is None or sparts is None:
+            continue
+        for orig, sur in zip(parts, sparts):
+            r = romanise(orig)
+            if r is not None and fold(r) == key:
+                cand = romanise(sur)
+                if cand and rep._name_free(cand, key, state, real_now):
+                    state.add_name(key, base, cand)
+                    return cand
+    return None

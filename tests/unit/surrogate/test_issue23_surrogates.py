@@ -286,3 +286,19 @@ def test_no_surrogate_full_name_is_famous(rep):
     for i in range(150):
         out = sur_of(rep, rep.new_state(f"full{i}"), "John Smith")
         assert out.casefold() not in people, out
+
+
+def test_han_name_and_its_pinyin_are_one_person(rep):
+    from plainsight.surrogate.families import han_parts, romanise
+
+    linked = 0
+    for sid in "abcdefgh":
+        st_ = rep.new_state(f"han-{sid}")
+        han = sur_of(rep, st_, "王伟")
+        latin = sur_of(rep, st_, "Wang Wei")
+        parts = han_parts(han)
+        assert parts is not None, han
+        if latin == f"{romanise(parts[0])} {romanise(parts[1])}":
+            linked += 1
+            assert sur_of(rep, st_, "Wei") == romanise(parts[1])  # the given name alone: the surrogate's given name
+    assert linked >= 6  # a romanised surrogate that clashes with a real name of the turn is not used
