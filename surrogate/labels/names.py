@@ -107,7 +107,33 @@ def choose_pool(no: NameOrigin, pool: tuple[str, ...], base: str, role: str | No
         got = refine(no, pool, base, role, hint)
         if got:
             return got
+        if not base.isascii() or _mostly_of(no, pool, base, role, hint):
+            # letters of the language ("Jānis", "Ágatha") or too few of the finer group's names known
+            # to the table: the finer group decides
+            return pool
     own = origin_pool(no, base, role, hint, tables, region)
     if own:
         return refine(no, own, base, role, hint) or own
     return refine(no, pool, base, role, hint) or pool
+
+
+_MOSTLY: dict[tuple, bool] = {}
+
+
+def _mostly_of(no: NameOrigin, pool: tuple[str, ...], base: str, role: str | None, hint: str | None) -> bool:
+    """Are most of the pool's names that the table places in the token's origin group ("Baltic"
+    names of Faker's lists that names-dataset knows: Eastern European)?"""
+    if not is_latin(base):
+        return True
+    r = "last" if role == "last" else "first"
+    group = no.best_group(base, r) or hint
+    if group is None:
+        return True
+    key = (id(pool), len(pool), group, r)
+    got = _MOSTLY.get(key)
+    if got is None:
+        placed = [g for g in (no.best_group(n, r) for n in pool) if g is not None]
+        got = bool(placed) and sum(g == group for g in placed) >= 0.5 * len(placed)
+        if len(_MOSTLY) < 20_000:
+            _MOSTLY[key] = got
+    return got
