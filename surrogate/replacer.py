@@ -173,6 +173,7 @@ class SurrogateReplacer:
         group's lists (up to ~3,600 names) costs 1-12 ms in the turn that first needs it, a stall
         every turn queued behind it waits for. Not the whole-name pools of Chinese / Korean (tens
         of thousands of combinations each: filled when a session needs one)."""
+        _ = self.families  # the origin table and name families (issue #23)
         pools = self._group_pools
         if pools.get(_WARM) is not None:
             return
@@ -302,11 +303,11 @@ class SurrogateReplacer:
 
     def _pending(self, text: str, spans: list[Span]) -> dict[str, set[str]]:
         """Every real value of the turn, registered before any surrogate is chosen."""
-        pending: dict[str, set[str]] = {"NAME": set(), "_near": set()}
+        pending: dict[str, set[str]] = {"NAME": set()}
+        pending["_near_src"] = (text, spans)  # type: ignore[assignment]  # words beside names: _near()
         for s in spans:
             v = text[s.start : s.end]
             if s.label == "NAME":
-                pending["_near"].update(neighbours(text, s.start, s.end))  # no famous pair (labels/famous.py)
                 for m in _TOKEN.finditer(v):
                     pending["NAME"].add(fold(_strip_possessive(m.group())[0]))
             else:
@@ -420,12 +421,15 @@ class SurrogateReplacer:
             got = state.initials.get(f"{last_key[0]}|last|{_canon(state, first_key)}")
             if got:
                 prefer[last_g[-1]] = got[0]
-        hint = person_hint(self.name_origin, items[first_g[0]]["base"] if first_g else None,
-                           items[last_g[-1]]["base"] if last_g else None)
-        near = pending.setdefault("_near", set())
+        hint = None
+        if person_region is not None or person_group is not None or any(
+                state.name_surrogate(it["base"]) is None for it in items if it["type"] == "name"):
+            hint = person_hint(self.name_origin, items[first_g[0]]["base"] if first_g else None,
+                               items[last_g[-1]]["base"] if last_g else None)
         for i, it in enumerate(items):
             if it["type"] == "name":
-                near.update(fold(x["sur"]) for x in items if "sur" in x)  # the person's other surrogate names
+                if state.name_surrogate(it["base"]) is None:  # no famous full name with the person's other names
+                    _near(pending).update(fold(x["sur"]) for x in items if "sur" in x)
                 it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i),
                                              group=person_group, hint=hint)
         if first_key and last_key:
@@ -530,7 +534,7 @@ class SurrogateReplacer:
                            info.region if info else person_region)  # names-dataset origin group and gender
         pool = self.families.prefer(pool, key)
         real_now = pending.get("NAME", ())
-        near = pending.get("_near", ())
+        near = _near(pending)
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(
                 n for n in wide if n[0] == prefer_initial.upper()
@@ -829,6 +833,18 @@ _SHARED_POOLS: "weakref.WeakKeyDictionary[NameTables, dict[tuple, tuple[str, ...
 #: Groups whose surnames change with gender, and the feminine endings ("-ова", "-ová", "-ska").
 _GENDERED_SURNAMES = frozenset({"Russian", "Ukrainian", "Bulgarian", "Czech-Slovak", "Polish", "Baltic"})
 _FEMININE_SURNAME = re.compile(r"(?:[аяa]|ová|ská|cká|ska|cka|dzka|ienė|aitė|ytė|ūtė|ova|eva)$", re.IGNORECASE)
+
+
+def _near(pending: dict) -> set[str]:
+    """The words beside the turn's names (labels/famous.py), found when a new name first needs them."""
+    near = pending.get("_near")
+    if near is None:
+        near = pending["_near"] = set()
+        text, spans = pending.get("_near_src") or ("", ())
+        for s in spans:
+            if s.label == "NAME":
+                near.update(neighbours(text, s.start, s.end))
+    return near
 
 
 def _group_or(group_pool: tuple[str, ...], pool: tuple[str, ...]) -> tuple[str, ...]:

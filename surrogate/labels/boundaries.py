@@ -58,6 +58,11 @@ def trim(text: str, spans: list[Span], origin=None) -> list[Span]:
     for i, s in enumerate(spans):
         if s.label not in ("NAME", "ADDRESS"):
             continue
+        if s.label == "NAME" and text[s.start:s.start + 1].isupper() and "'" not in text[s.start:s.end] \
+                and "’" not in text[s.start:s.end] and text[text.rfind(" ", s.start, s.end) + 1:s.end][:1].isupper():
+            continue  # "Maria", "Maria Lopez": capitalised at both edges, nothing loose
+        if s.label == "ADDRESS" and " " not in text[s.start:s.end]:
+            continue
         words = list(_WORD.finditer(text, s.start, s.end))
         lo, hi = 0, len(words)
         if s.label == "NAME":
