@@ -39,8 +39,10 @@ _STREETISH = re.compile(
 
 class Places:
     def __init__(self, data: dict) -> None:
-        self.towns: dict[str, list[list[str]]] = data["towns"]
-        self.index: dict[str, list] = data["index"]
+        # tuples, not the JSON's lists: tuples of strings drop out of the garbage collector's scans
+        self.towns: dict[str, tuple[tuple[str, str], ...]] = {
+            cc: tuple((n, r) for n, r in v) for cc, v in data["towns"].items()}
+        self.index: dict[str, tuple] = {k: tuple(v) for k, v in data["index"].items()}
         self.us_states: dict[str, str] = data.get("us_states", {})
         self._by_region: dict[tuple[str, str], tuple[str, ...]] = {}
 

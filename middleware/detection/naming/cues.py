@@ -74,8 +74,9 @@ def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
     """"my friend mark", "your sister Ana", "Marta's brother Jordi" (an ordinary-word name only if
     not a common word)."""
     t = toks[k]
-    if t.lower and (_ELIDED.match(t.text) or t.low in NAMING_VERBS
-                    or (k + 1 < len(toks) and toks[k + 1].cap and not toks[k + 1].upper)):
+    if k >= 2 and t.lower and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS) and (
+            _ELIDED.match(t.text) or t.low in NAMING_VERBS
+            or (k + 1 < len(toks) and toks[k + 1].cap and not toks[k + 1].upper)):
         # "mon frère s'appelle Hugo", "mein Bruder heißt Lukas", "my brother is called Hugo": the
         # lower-case word after the relation is a verb and the name follows it
         return False
