@@ -42,7 +42,9 @@ class Places:
         # tuples, not the JSON's lists: tuples of strings drop out of the garbage collector's scans
         self.towns: dict[str, tuple[tuple[str, str], ...]] = {
             cc: tuple((n, r) for n, r in v) for cc, v in data["towns"].items()}
-        self.index: dict[str, tuple] = {k: tuple(v) for k, v in data["index"].items()}
+        shared: dict[tuple[str, str], tuple[str, str]] = {}  # one (country, region) tuple per region
+        self.index: dict[str, tuple[str, str]] = {
+            k: shared.setdefault((v[0], v[1]), (v[0], v[1])) for k, v in data.pop("index").items()}
         self.us_states: dict[str, str] = data.get("us_states", {})
         self._by_region: dict[tuple[str, str], tuple[str, ...]] = {}
 

@@ -42,7 +42,8 @@ class NameOrigin:
     def __init__(self, data: dict) -> None:
         self.groups: list[str] = list(data["groups"])
         self.source: str = data.get("source", "")
-        self._names: dict[str, str] = data["names"]
+        codes: dict[str, str] = {}  # one string per distinct code (a few hundred), not per name
+        self._names: dict[str, str] = {k: codes.setdefault(v, v) for k, v in data.pop("names").items()}
         self._letter = {chr(ord("a") + i): g for i, g in enumerate(self.groups)}
         self.pools: dict[str, dict[str, tuple[str, ...]]] = {
             g: {k: tuple(v) for k, v in p.items()} for g, p in data["pools"].items()
