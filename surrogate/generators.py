@@ -140,6 +140,9 @@ def email_style(value: str) -> EmailStyle | None:
         return ch
 
     local = _OBF_SEP.sub(sub_local, local_raw)
+    for ch in "._-":  # "jake_w2010 AT yahoo DOT com": a separator typed as itself stays itself
+        if ch in local_raw:
+            local_seps.setdefault(ch, ch)
     domain_dot = "."
     for m in _OBF_SEP.finditer(domain_raw):
         if (m.group(1) or m.group(2)).casefold() == "dot":
@@ -534,7 +537,17 @@ def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
         # "33963", "Suite 377", "PO Box 12": keep the shape, new digits.
         out = "".join(rng.digit() if c.isdigit() else c for c in value)
         return out, ""
-    locale = address_locale(v)
+    locale = next((loc for pat, loc in _LOCALE_RULES if pat.search(v)), None)
+    # the original's town, region and country (surrogate/labels/address.py): a real town of the same
+    # region, a postcode of it, the country's street words
+    from .labels.address import plan as address_plan
+
+    ap = address_plan(v, rng)
+    if ap.locale is not None and locale in (None, ap.locale):
+        locale = ap.locale
+    elif ap.where is not None and not ap.us_state:
+        ap.where = None  # the text says another country than its town: the text decides
+    locale = locale or "en_US"
     with _FAKER_LOCK:
         fake = _faker(locale)
         fake.seed_instance(rng.seed_int())
@@ -546,7 +559,7 @@ def gen_address(value: str, rng: KeyedRandom) -> tuple[str, str]:
             for line in v.split("\n"):
                 parts = []
                 for part in line.split(","):
-                    new, was_street = _address_part(part, fake, rng, street_done)
+                    new, was_street = _address_part(part, fake, rng, street_done, ap)
                     street_done = street_done or was_street
                     parts.append(new)
                 lines.append(",".join(parts))
@@ -600,13 +613,20 @@ def _fake_one(fake, what: str, fallback: str = "city") -> str:
     return _one_line(str(f()))
 
 
-def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool) -> tuple[str, bool]:
+def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool, ap=None) -> tuple[str, bool]:
     """One comma-separated part of an address line → (surrogate part, was it the street line)."""
     core = part.strip()
     lead = part[: len(part) - len(part.lstrip())]
     trail = part[len(part.rstrip()) :]
     if not core:
         return part, False
+    if ap is not None and ap.where is not None and not ap.town_done:
+        # "8 church st ballarat": the street and the town without a comma between them
+        m = re.search(r"(?i)\s(" + re.escape(ap.where[2]) + r")$", core)
+        if m and _STREET_WORDS.search(core[: m.start()]):
+            street, was = _address_part(core[: m.start()], fake, rng, street_done, None)
+            ap.town_done = True
+            return lead + street + " " + (ap.town(m.group(1)) or _fake_one(fake, "city")) + trail, was
     if _COUNTRIES.match(core):
         return part, False  # the country stays
     if any(c.isdigit() for c in core) and all(_fold(t) in UNIT_WORDS for t in re.findall(r"[^\W\d_]+", core)):
@@ -622,7 +642,8 @@ def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool) -> tuple
         unit_text = re.sub(r"\d+", lambda d: _digits_like(d.group(), rng), unit_text)
     has_digit = any(c.isdigit() for c in core)
     letters = re.sub(r"[\d\W_]+", "", core)
-    is_street = not street_done and bool(letters) and (
+    town_here = ap is not None and ap.where is not None and _has_town(core, ap)
+    is_street = not street_done and bool(letters) and not (town_here and not _STREET_WORDS.search(core)) and (
         bool(_STREET_WORDS.search(core)) or (has_digit and not _POSTCODE.fullmatch(core.strip())
                                              and not _postcode_city(core))
     )
@@ -636,6 +657,8 @@ def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool) -> tuple
             new = _digits_like(lead_num.group(1), rng) + " " + new
         if tail_num and (not lead_num or tail_num.start() > lead_num.end()):
             new = new + " " + _digits_like(tail_num.group(1), rng)
+        if core.islower():  # "8 church st" typed in lower case
+            new = new.lower()
         return lead + new + unit_text + trail, True
     if unit_text and not letters:
         return lead + _digits_like(core, rng) + unit_text + trail, False
@@ -646,11 +669,21 @@ def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool) -> tuple
     for mm in _LOCALITY_PIECE.finditer(core):
         pieces.append(core[pos : mm.start()])
         tok = mm.group()
-        if _STATE_ABBR.fullmatch(tok) and hasattr(fake, "state_abbr"):
+        if ap is not None and _STATE_ABBR.fullmatch(tok) and (ap.us_state or ap.where is not None):
+            pieces.append(tok)  # the state stays: the new town and ZIP code are of it
+        elif _STATE_ABBR.fullmatch(tok) and hasattr(fake, "state_abbr"):
             pieces.append(str(fake.state_abbr()))
         elif any(c.isdigit() for c in tok):
-            pc = _fake_one(fake, "postcode") if hasattr(fake, "postcode") else _digits_like(tok, rng)
+            pc = ap.postcode(tok, fake) if ap is not None else None
+            if pc is None:
+                pc = _fake_one(fake, "postcode") if hasattr(fake, "postcode") else _digits_like(tok, rng)
             pieces.append(pc if any(c.isdigit() for c in pc) else _digits_like(tok, rng))
+        elif ap is not None and ap.where is not None:
+            if ap.is_town(tok) or not (city_done or ap.town_done):
+                pieces.append(ap.town(tok) or _fake_one(fake, "city"))
+                city_done = ap.town_done = True
+            else:
+                pieces.append(tok)  # a region or country after the town stays
         elif not city_done:
             pieces.append(_fake_one(fake, "city"))
             city_done = True
@@ -663,6 +696,15 @@ def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool) -> tuple
 
 _WORD_ONLY = r"[^\W\d_](?:[^\W\d_]|['’.()-])*(?!\w)"
 _LOCALITY_PIECE = re.compile(rf"{_POSTCODE.pattern}|{_STATE_ABBR.pattern}|{_WORD_ONLY}(?:[ \t]+{_WORD_ONLY})*")
+
+
+def _has_town(core: str, ap) -> bool:
+    """Does this address part end with the original's town ("ballarat", "8020 Graz")?"""
+    return fold_words(core).endswith(fold_words(ap.where[2]))
+
+
+def fold_words(s: str) -> str:
+    return " ".join(_fold(w) for w in re.findall(r"[^\W\d_]+", s))
 
 
 def _postcode_city(core: str) -> bool:

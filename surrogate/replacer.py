@@ -41,7 +41,12 @@ from plainsight.middleware.schemas import EntityOut
 from plainsight.middleware.values import ALL_TITLES, SURNAME_TITLES
 
 from . import generators as G
+from .families import Families, family_surrogate, name_tag
 from .keyed import KeyedRandom, derive
+from .labels.boundaries import trim as trim_spans
+from .labels.famous import famous, neighbours
+from .labels.name_origin import load_name_origin
+from .labels.names import choose_pool, person_hint, single_role
 from .names import NameInfo, NameTables, fold, load_tables
 from .state import SessionMapping, ValueEntry
 from .text import apply_case, case_pattern, common_words, damerau1, split_camel, words_near
@@ -85,6 +90,8 @@ class SurrogateReplacer:
             raise ValueError("surrogate secret is empty")
         self._tables = tables
         self._origins = None
+        self._name_origin = None
+        self._families: Families | None = None
         self._pools: dict[tuple, tuple[str, ...]] | None = None
         self._classify_memo: dict[str, tuple[bool, str]] | None = None
         self.fuzzy_names = fuzzy_names
@@ -140,6 +147,20 @@ class SurrogateReplacer:
         return self._origins
 
     @property
+    def name_origin(self):
+        """Origin group / gender of given names and surnames (``surrogate/labels/name_origin.py``)."""
+        if self._name_origin is None:
+            self._name_origin = load_name_origin()
+        return self._name_origin
+
+    @property
+    def families(self) -> Families:
+        """Nicknames, diminutives, truncations (``surrogate/families.py``)."""
+        if self._families is None:
+            self._families = Families(self.name_origin.nick, self.name_origin)
+        return self._families
+
+    @property
     def _group_pools(self) -> dict[tuple, tuple[str, ...]]:
         """The group pools filled so far: shared by every replacer on the same name tables (the
         pools depend on the tables and the shipped lists only), so a process fills each once."""
@@ -152,6 +173,7 @@ class SurrogateReplacer:
         group's lists (up to ~3,600 names) costs 1-12 ms in the turn that first needs it, a stall
         every turn queued behind it waits for. Not the whole-name pools of Chinese / Korean (tens
         of thousands of combinations each: filled when a session needs one)."""
+        _ = self.families  # the origin table and name families (issue #23)
         pools = self._group_pools
         if pools.get(_WARM) is not None:
             return
@@ -234,10 +256,14 @@ class SurrogateReplacer:
         spans = sorted(spans, key=lambda s: s.start)
         if any(a.end > b.start for a, b in zip(spans, spans[1:])):
             spans = resolve_overlaps(spans)
+        if any(s.label in ("NAME", "ADDRESS") for s in spans):
+            spans = trim_spans(text, spans, self.name_origin)  # no neighbouring word swallowed
         if mode == "redact":
             return self._tagger.replace(text, spans, state.tags, mode)
-        if mode == "tag":
-            return apply_replacements(text, spans, [self._tag(text[s.start : s.end], s.label, state) for s in spans])
+        if mode == "tag":  # one tag per person for names (surrogate/families.py)
+            return apply_replacements(text, spans, [
+                name_tag(self, text[s.start : s.end], state) if s.label == "NAME" else
+                self._tag(text[s.start : s.end], s.label, state) for s in spans])
         if mode != "surrogate":
             raise ValueError(f"unknown output mode {mode!r}")
         pending = self._pending(text, spans)
@@ -278,6 +304,7 @@ class SurrogateReplacer:
     def _pending(self, text: str, spans: list[Span]) -> dict[str, set[str]]:
         """Every real value of the turn, registered before any surrogate is chosen."""
         pending: dict[str, set[str]] = {"NAME": set()}
+        pending["_near_src"] = (text, spans)  # type: ignore[assignment]  # words beside names: _near()
         for s in spans:
             v = text[s.start : s.end]
             if s.label == "NAME":
@@ -353,6 +380,9 @@ class SurrogateReplacer:
                 roles = ["single"]
         else:
             roles = ["first"] + ["middle"] * (len(groups) - 2) + ["last"]
+            if len(groups) == 2 and not title_last and self.name_origin.surname_first(
+                    items[groups[0][-1]]["base"], items[groups[1][0]]["base"]):
+                roles = ["last", "first"]  # "Zhang Wei": surname first (East-Asian order)
         for g, role in zip(groups, roles):
             for i in g:
                 items[i]["role"] = role
@@ -391,10 +421,17 @@ class SurrogateReplacer:
             got = state.initials.get(f"{last_key[0]}|last|{_canon(state, first_key)}")
             if got:
                 prefer[last_g[-1]] = got[0]
+        hint = None
+        if person_region is not None or person_group is not None or any(
+                state.name_surrogate(it["base"]) is None for it in items if it["type"] == "name"):
+            hint = person_hint(self.name_origin, items[first_g[0]]["base"] if first_g else None,
+                               items[last_g[-1]]["base"] if last_g else None)
         for i, it in enumerate(items):
             if it["type"] == "name":
+                if state.name_surrogate(it["base"]) is None:  # no famous full name with the person's other names
+                    _near(pending).update(fold(x["sur"]) for x in items if "sur" in x)
                 it["sur"] = self._name_token(it["base"], it["role"], person_region, state, pending, prefer.get(i),
-                                             group=person_group)
+                                             group=person_group, hint=hint)
         if first_key and last_key:
             state.add_person(_canon(state, first_key), _canon(state, last_key))
         return self._render_name(value, items, state, first_key, last_key)
@@ -432,6 +469,9 @@ class SurrogateReplacer:
             for f, l in state.people:
                 if f == fk and l.startswith(lo) and l in state.names:
                     return apply_case(letter, state.names[l][0])
+            for f, l in state.people:  # "lopezm": a surname, then the given name's initial
+                if l == fk and f.startswith(lo) and f in state.names:
+                    return apply_case(letter, state.names[f][0])
             ctx = "last|" + fk
         else:
             ctx = "mid|" + _canon(state, first_key or "") + "|" + _canon(state, last_key or "")
@@ -454,6 +494,7 @@ class SurrogateReplacer:
         pending: dict,
         prefer_initial: str | None = None,
         group: str | None = None,
+        hint: str | None = None,
     ) -> str:
         key = fold(base)
         canon = state.aliases.get(key, key)
@@ -465,9 +506,12 @@ class SurrogateReplacer:
         if alias is not None:
             state.add_alias(key, alias)
             return state.names[alias]
+        fam = family_surrogate(self, key, base, role, state, pending.get("NAME", ()))  # Sam / Samantha
+        if fam is not None:
+            return fam
         info = self.tables.classify(base)
         if role in (None, "single"):
-            role = "last" if info is not None and info.kind == "l" else "first"
+            role = single_role(self.name_origin, base, info)
         if role in ("first", "middle"):
             gender = info.gender if info is not None and info.gender in ("F", "M") else "N"
             region = info.region if info is not None and info.kind == "f" else person_region
@@ -485,41 +529,46 @@ class SurrogateReplacer:
             wide = self.tables.any_last()
             if group is not None:
                 pool = _group_or(self._group_pool(group, "last", None, base, region), pool)
+        # the token's names-dataset origin group and gender (surrogate/labels/names.py)
+        pool = choose_pool(self.name_origin, pool, base, role, hint, group is not None, self.tables,
+                           info.region if info else person_region)  # names-dataset origin group and gender
+        pool = self.families.prefer(pool, key)
         real_now = pending.get("NAME", ())
+        near = _near(pending)
         if prefer_initial:
             starts = tuple(n for n in pool if n[0] == prefer_initial.upper()) or tuple(
                 n for n in wide if n[0] == prefer_initial.upper()
             )
             for counter in range(min(_MAX_TRIES, 2 * len(starts))):
                 cand = self._rng(state, "NAME", key, counter).choice(starts)
-                if self._name_free(cand, key, state, real_now):
+                if self._name_free(cand, key, state, real_now, near):
                     state.add_name(key, base, cand)
                     return cand
         for counter in range(_MAX_TRIES * 2):
             rng = self._rng(state, "NAME", key, counter)
             cand = rng.choice(pool if counter < _MAX_TRIES else wide)
-            if self._name_free(cand, key, state, real_now):
+            if self._name_free(cand, key, state, real_now, near):
                 state.add_name(key, base, cand)
                 return cand
         # Pools exhausted for this session (hundreds of names): walk the wide pool.
         start = self._rng(state, "NAME", key, 10_000).below(len(wide))
         for j in range(len(wide)):
             cand = wide[(start + j) % len(wide)]
-            if self._name_free(cand, key, state, real_now):
+            if self._name_free(cand, key, state, real_now, near):
                 state.add_name(key, base, cand)
                 return cand
         n = 2
         while True:  # pragma: no cover - thousands of names in one session
             cand = wide[start] + "-" + wide[(start + n) % len(wide)]
-            if self._name_free(cand, key, state, real_now):
+            if self._name_free(cand, key, state, real_now, near):
                 state.add_name(key, base, cand)
                 return cand
             n += 1
 
     @staticmethod
-    def _name_free(cand: str, key: str, state: SessionMapping, real_now) -> bool:
+    def _name_free(cand: str, key: str, state: SessionMapping, real_now, near=()) -> bool:
         ck = fold(cand)
-        return not (
+        return not famous(cand, near) and not (
             ck == key
             or ck in real_now
             or state.real_name_seen(ck)
@@ -784,6 +833,18 @@ _SHARED_POOLS: "weakref.WeakKeyDictionary[NameTables, dict[tuple, tuple[str, ...
 #: Groups whose surnames change with gender, and the feminine endings ("-ова", "-ová", "-ska").
 _GENDERED_SURNAMES = frozenset({"Russian", "Ukrainian", "Bulgarian", "Czech-Slovak", "Polish", "Baltic"})
 _FEMININE_SURNAME = re.compile(r"(?:[аяa]|ová|ská|cká|ska|cka|dzka|ienė|aitė|ytė|ūtė|ova|eva)$", re.IGNORECASE)
+
+
+def _near(pending: dict) -> set[str]:
+    """The words beside the turn's names (labels/famous.py), found when a new name first needs them."""
+    near = pending.get("_near")
+    if near is None:
+        near = pending["_near"] = set()
+        text, spans = pending.get("_near_src") or ("", ())
+        for s in spans:
+            if s.label == "NAME":
+                near.update(neighbours(text, s.start, s.end))
+    return near
 
 
 def _group_or(group_pool: tuple[str, ...], pool: tuple[str, ...]) -> tuple[str, ...]:

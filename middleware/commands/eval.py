@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         from ..evaluation import by_source
 
         summary["name_by_source"] = by_source(results)
+    summary["origin_fidelity"] = _origin_fidelity([path], args.limit)
     summary["_results"] = results
     if getattr(args, "_collect", None) is not None:
         args._collect.append(summary)
@@ -146,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary, ensure_ascii=False, indent=None))
     else:
         print(format_table(summary))
+        print(_fidelity_text(summary["origin_fidelity"]))
     return 0
 
 
@@ -166,6 +168,7 @@ def _run_many(args: argparse.Namespace, files: list[str]) -> int:
     out = {"files": collected, "name_overall": name_summary(results)}
     if args.by_source:
         out["name_by_source"] = by_source(results)
+    out["origin_fidelity"] = _origin_fidelity([s["file"] for s in collected], args.limit)
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=None))
         return 0
@@ -175,7 +178,23 @@ def _run_many(args: argparse.Namespace, files: list[str]) -> int:
     print(_name_rows("NAME over all files", {"all": out["name_overall"]}))
     if args.by_source:
         print(_name_rows("NAME by source", out["name_by_source"]))
+    print(_fidelity_text(out["origin_fidelity"], "over all files"))
     return 0
+
+
+def _origin_fidelity(paths, limit) -> dict:
+    """Origin fidelity of the NAME surrogates of the gold names (``surrogate/labels/origin_fidelity.py``)."""
+    from plainsight.surrogate.labels.origin_fidelity import measure
+
+    from ..evaluation import read_dialogues
+
+    return measure(d for p in paths for d in read_dialogues(p, limit))
+
+
+def _fidelity_text(f: dict, where: str = "") -> str:
+    from plainsight.surrogate.labels.origin_fidelity import format_fidelity
+
+    return format_fidelity(f).replace("origin fidelity", f"origin fidelity {where}".rstrip(), 1)
 
 
 def _name_rows(title: str, rows: dict) -> str:

@@ -24,6 +24,13 @@ NOT_AFTER_IM = frozenset(
     gonna thinking talking looking in on at from with a an the""".split()
 )
 _TITLE_GAP = re.compile(r"\.? ?")
+#: Verbs that introduce a name after a relation word (EN, FR, ES, DE, IT, PT), lower-case.
+NAMING_VERBS = frozenset(
+    """called named is was heißt heisst hieß hiess nennt nennen heißen llama llaman llamaba se nommé nommée
+    appelle appelait chiama chiamano chama chamava""".split()
+)
+#: French / Italian / Catalan elision: "s'appelle", "m'appelle", "l'ami", "qu'il", "c'est"
+_ELIDED = re.compile(r"(?:[cdjlmnst]|qu)['’]\w", re.IGNORECASE)
 _VOC_LEAD = ("so", "and", "now", "okay", "ok", "well", "but", "yes", "no", "alright", "actually")
 _VOC_BETWEEN = ("so", "okay", "ok", "now", "and", "yes", "no", "well", "then", "alright", "right", "but")
 
@@ -67,6 +74,12 @@ def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
     """"my friend mark", "your sister Ana", "Marta's brother Jordi" (an ordinary-word name only if
     not a common word)."""
     t = toks[k]
+    if k >= 2 and t.lower and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS) and (
+            _ELIDED.match(t.text) or t.low in NAMING_VERBS
+            or (k + 1 < len(toks) and toks[k + 1].cap and not toks[k + 1].upper)):
+        # "mon frère s'appelle Hugo", "mein Bruder heißt Lukas", "my brother is called Hugo": the
+        # lower-case word after the relation is a verb and the name follows it
+        return False
     return (k >= 2 and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS)
             and (toks[k - 2].low in POSSESSIVES or (toks[k - 2].poss and toks[k - 2].cap))
             and gap_prev == " "

@@ -1,0 +1,62 @@
+#!/usr/bin/env python
+"""Build ``surrogate/data/pinyin.json.gz``: the toneless pinyin of every Han character of the Chinese
+name lists of ``surrogate/data/origins.json.gz``, from pypinyin, so that "王伟" and "Wang Wei" in one
+session are linked as one person and "Wang Wei" gets the romanisation of 王伟's surrogate
+(``surrogate/families.py``). pypinyin is only needed here (the ``build-tables`` extra).
+
+    python scripts/build_pinyin_tables.py            # writes surrogate/data/pinyin.json.gz
+    python scripts/build_pinyin_tables.py --check    # rebuild in memory, fail if the file differs
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "surrogate" / "data" / "pinyin.json.gz"
+
+
+def build() -> bytes:
+    import pypinyin
+    from pypinyin import Style, lazy_pinyin
+
+    with gzip.open(ROOT / "surrogate" / "data" / "origins.json.gz", "rt", encoding="utf-8") as f:
+        groups = json.load(f)["groups"]
+    chars: set[str] = set()
+    surnames: set[str] = set()
+    for kind in ("F", "M", "N", "L"):
+        for n in groups["Chinese"][kind]:
+            chars.update(c for c in n if "\u3400" <= c <= "\u9fff")
+            if kind == "L":
+                surnames.add(n)
+    table = {c: lazy_pinyin(c, style=Style.NORMAL)[0] for c in sorted(chars)}
+    data = {"version": 1, "source": f"pypinyin {pypinyin.__version__}", "pinyin": table,
+            "surnames": sorted(surnames)}
+    raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as gz:
+        gz.write(raw)
+    return buf.getvalue()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    blob = build()
+    if args.check:
+        same = OUT.exists() and OUT.read_bytes() == blob
+        print("pinyin.json.gz is up to date" if same else "pinyin.json.gz differs from a rebuild")
+        return 0 if same else 1
+    OUT.write_bytes(blob)
+    print(f"wrote {OUT} ({len(blob) / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
