@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "forget": ("plainsight.middleware.commands.forget", "erase a session's stored state (right to erasure)"),
     "llm": ("plainsight.middleware.commands.llm", "LLM stage tools: export-finetune (OpenAI fine-tuning JSONL with the stage's prompts)"),
     "keys": ("plainsight.middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
+    "proxy": ("plainsight.middleware.commands.proxy", "an OpenAI-compatible proxy: de-identifies requests, re-identifies (streamed) replies"),
     "recognizers": ("plainsight.middleware.commands.recognizers", "list the fast pass a configuration builds; --try TEXT shows what it finds"),
 }
 

@@ -1,0 +1,248 @@
+"""De-identifying a chat-completions request: every message the model would see, over the same
+pipeline the Kafka worker runs (``surrogate.pipeline.build_pipeline``).
+
+A request carries the whole conversation each time. Per message:
+
+* its detection spans are computed once and remembered by a keyed digest of (role, text) in the
+  session's sealed state, so a message seen in an earlier request is rendered from the same spans
+  (the history keeps its bytes, whatever the detector's memory has learnt since);
+* every real value the session's mapping already holds is replaced wherever it appears (the app's
+  copies of earlier assistant replies hold real names after re-identification), and so is every
+  surrogate the session issued when a caller types it (it becomes a name like any other and gets
+  its own surrogate: no re-identification oracle);
+* spans are rendered with the replacer in the session's mapping.
+
+The entities written upstream (label, surrogate text) are collected: :func:`proxy.restore.issued_mapping`
+restricts re-identification of the reply to them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from plainsight.middleware.detection.base import Span, resolve_overlaps
+from plainsight.middleware.replace import merge_adjacent
+from plainsight.middleware.schemas import InputTurn
+from plainsight.middleware.sessions import SessionState
+from plainsight.middleware.state_codec import SessionCodec
+
+#: how many message digests (→ spans) a session remembers
+SEEN_MAX = 4000
+_MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio", "input_image", "input_file"})
+#: OpenAI roles → the roles the detector knows
+_ROLE = {"developer": "system", "tool": "tool", "function": "tool"}
+
+
+class RequestError(Exception):
+    """The request is malformed or breaks a limit: ``status`` and an OpenAI error ``code``."""
+
+    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.param = param
+
+
+@dataclass
+class ProxySession:
+    """A session's pipeline state plus the proxy's span memory (both sealed together)."""
+
+    state: SessionState
+    seen: dict[str, list[list]] = field(default_factory=dict)
+    dirty: bool = False
+
+
+@dataclass
+class Deidentified:
+    body: dict
+    #: (label, surrogate text) of every entity written upstream
+    entities: list[tuple[str, str]]
+    messages: int = 0
+    detected: int = 0
+
+
+class Engine:
+    def __init__(self, pipeline, digest_key: bytes, allow_media: bool = False) -> None:
+        self.pipeline = pipeline
+        self.replacer = pipeline.replacer
+        self._key = digest_key
+        self.allow_media = allow_media
+        self._known_cache: dict[int, tuple[int, Any]] = {}
+
+    # ---- state ---------------------------------------------------------------------------
+    def new_session(self, internal_id: str) -> ProxySession:
+        return ProxySession(self.pipeline.new_session(internal_id))
+
+    def seal(self, ps: ProxySession, cipher) -> bytes:
+        codec = SessionCodec(self.pipeline, cipher)
+        doc = {"v": 1, "state": codec.to_plaintext(ps.state).decode("utf-8"), "seen": ps.seen}
+        raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return cipher.encrypt(raw, ps.state.session_id)
+
+    def open(self, internal_id: str, blob: bytes, cipher) -> ProxySession:
+        raw = cipher.decrypt(blob, internal_id)
+        doc = json.loads(raw)
+        if doc.get("v") != 1:
+            raise ValueError("unknown proxy state format")
+        codec = SessionCodec(self.pipeline, cipher)
+        st = codec.from_plaintext(internal_id, doc["state"].encode("utf-8"))
+        return ProxySession(st, dict(doc.get("seen") or {}))
+
+    # ---- one text ------------------------------------------------------------------------
+    def _digest(self, role: str, text: str) -> str:
+        return base64.b64encode(hmac.new(self._key, f"{role}\x00{text}".encode("utf-8", "surrogatepass"),
+                                         hashlib.sha256).digest()[:18]).decode("ascii")
+
+    def _known(self, state: SessionState):
+        """A regex of the real values the mapping holds and of the surrogates it issued (cached
+        per mapping generation)."""
+        rs = state.replace_state
+        gen = rs.generation
+        hit = self._known_cache.get(id(rs))
+        if hit is not None and hit[0] == gen:
+            return hit[1]
+        alts: list[tuple[str, str]] = []  # (pattern, label)
+        for key, sur in rs.names.items():
+            for w in {rs.name_real.get(key, key), key, sur}:
+                if len(w) >= 2:
+                    alts.append((r"(?<!\w)" + re.escape(w) + r"(?!\w)", "NAME"))
+        for label, entries in rs.values.items():
+            if label.startswith("_"):
+                continue
+            for e in entries.values():
+                for w in {e.real, e.surrogate}:
+                    if len(w.strip()) >= 3:
+                        alts.append((r"(?<![\w.@])" + re.escape(w) + r"(?![\w@])", label))
+        if not alts:
+            rx = None
+        else:
+            alts.sort(key=lambda a: -len(a[0]))
+            rx = (re.compile("|".join(f"({p})" for p, _ in alts), re.IGNORECASE), [l for _, l in alts])
+        if len(self._known_cache) > 10_000:
+            self._known_cache.clear()
+        self._known_cache[id(rs)] = (gen, rx)
+        return rx
+
+    def deidentify_text(self, ps: ProxySession, role: str, text: str, out: list[tuple[str, str]]) -> str:
+        if not text or not text.strip():
+            return text
+        state = ps.state
+        d = self._digest(role, text)
+        cached = ps.seen.get(d)
+        if cached is not None:
+            spans = [Span(int(s), int(e), str(l), "memory") for s, e, l in cached]
+        else:
+            turn = InputTurn(session_id=state.session_id, turn_id=state.turns, role=_ROLE.get(role, role),
+                             text=text, sent_at=0.0)
+            spans = self.pipeline.detect(turn, state)
+            state.turns += 1
+            ps.seen[d] = [[s.start, s.end, s.label] for s in spans]
+            if len(ps.seen) > SEEN_MAX:
+                for k in list(ps.seen)[: len(ps.seen) - SEEN_MAX]:
+                    del ps.seen[k]
+            ps.dirty = True
+        known = self._known(state)
+        if known is not None:
+            rx, labels = known
+            extra = [Span(m.start(), m.end(), labels[m.lastindex - 1], "known", 0.5) for m in rx.finditer(text)]
+            if extra:
+                spans = resolve_overlaps(list(spans) + extra)
+        if not spans:
+            return text
+        gen = state.replace_state.generation
+        new, ents = self.replacer.replace(text, merge_adjacent(text, sorted(spans, key=lambda s: s.start)),
+                                          state.replace_state, "surrogate")
+        if state.replace_state.generation != gen:
+            ps.dirty = True
+        for e in ents:
+            out.append((e.label, new[e.start : e.end]))
+        return new
+
+    def deidentify_name(self, ps: ProxySession, name: str, out: list[tuple[str, str]]) -> str:
+        if not name.strip():
+            return name
+        gen = ps.state.replace_state.generation
+        new, ents = self.replacer.replace(name, [Span(0, len(name), "NAME", "name")], ps.state.replace_state, "surrogate")
+        if ps.state.replace_state.generation != gen:
+            ps.dirty = True
+        for e in ents:
+            out.append((e.label, new[e.start : e.end]))
+        return new
+
+    # ---- tool-call arguments -------------------------------------------------------------
+    def deidentify_json(self, ps: ProxySession, args: str, out: list, max_depth: int) -> str:
+        """A JSON document (tool-call arguments): string values replaced, still valid JSON. Not JSON
+        → de-identified as text."""
+        try:
+            doc = json.loads(args)
+        except (ValueError, RecursionError):
+            return self.deidentify_text(ps, "assistant", args, out)
+
+        def walk(v: Any, depth: int) -> Any:
+            if depth > max_depth:
+                raise RequestError(400, f"tool-call arguments nest deeper than max_tool_arg_depth ({max_depth})",
+                                   "max_tool_arg_depth")
+            if isinstance(v, str):
+                return self.deidentify_text(ps, "assistant", v, out)
+            if isinstance(v, list):
+                return [walk(x, depth + 1) for x in v]
+            if isinstance(v, dict):
+                return {k: walk(x, depth + 1) for k, x in v.items()}
+            return v
+
+        return json.dumps(walk(doc, 0), ensure_ascii=False)
+
+    # ---- a whole request -----------------------------------------------------------------
+    def deidentify_request(self, ps: ProxySession, body: dict, max_tool_arg_depth: int = 16) -> Deidentified:
+        out: list[tuple[str, str]] = []
+        msgs_out = []
+        for m in body["messages"]:
+            role = m.get("role")
+            nm = dict(m)
+            content = m.get("content")
+            if isinstance(content, str):
+                nm["content"] = self.deidentify_text(ps, role, content, out)
+            elif isinstance(content, list):
+                parts = []
+                for part in content:
+                    ptype = part.get("type")
+                    if ptype == "text" and isinstance(part.get("text"), str):
+                        parts.append({**part, "text": self.deidentify_text(ps, role, part["text"], out)})
+                    elif ptype in ("refusal",) and isinstance(part.get("refusal"), str):
+                        parts.append({**part, "refusal": self.deidentify_text(ps, role, part["refusal"], out)})
+                    elif ptype in _MEDIA_PARTS and self.allow_media:
+                        parts.append(part)
+                    else:
+                        raise RequestError(400, f"content parts of type {str(ptype)[:32]!r} are not accepted by this "
+                                                "proxy (it cannot de-identify them; proxy.allow_media lets images and "
+                                                "audio through unchanged)", "unsupported_content")
+                nm["content"] = parts
+            if isinstance(m.get("refusal"), str):
+                nm["refusal"] = self.deidentify_text(ps, role, m["refusal"], out)
+            if isinstance(m.get("name"), str):
+                nm["name"] = self.deidentify_name(ps, m["name"], out)
+            if isinstance(m.get("tool_calls"), list):
+                calls = []
+                for c in m["tool_calls"]:
+                    c2 = dict(c)
+                    fn = c.get("function")
+                    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                        c2["function"] = {**fn, "arguments": self.deidentify_json(ps, fn["arguments"], out,
+                                                                                   max_tool_arg_depth)}
+                    calls.append(c2)
+                nm["tool_calls"] = calls
+            fc = m.get("function_call")
+            if isinstance(fc, dict) and isinstance(fc.get("arguments"), str):
+                nm["function_call"] = {**fc, "arguments": self.deidentify_json(ps, fc["arguments"], out,
+                                                                               max_tool_arg_depth)}
+            msgs_out.append(nm)
+        new_body = dict(body)
+        new_body["messages"] = msgs_out
+        new_body.pop("user", None)  # a student id: never upstream
+        return Deidentified(new_body, out, messages=len(msgs_out))
