@@ -31,10 +31,12 @@ from plainsight.middleware.replace import merge_adjacent
 from plainsight.middleware.schemas import InputTurn
 from plainsight.middleware.sessions import SessionState
 from plainsight.middleware.state_codec import SessionCodec
+from plainsight.surrogate.names import fold
 
 #: how many message digests (→ spans) a session remembers
 SEEN_MAX = 4000
 _MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio", "input_image", "input_file"})
+_NAME_TOKEN = re.compile(r"[^\W\d_]+")
 #: OpenAI roles → the roles the detector knows
 _ROLE = {"developer": "system", "tool": "tool", "function": "tool"}
 
@@ -100,34 +102,53 @@ class Engine:
                                          hashlib.sha256).digest()[:18]).decode("ascii")
 
     def _known(self, state: SessionState):
-        """A regex of the real values the mapping holds and of the surrogates it issued (cached
-        per mapping generation)."""
+        """The real values the mapping holds and the surrogates it issued: (folded name tokens,
+        [(lower-case value, label)]), rebuilt when the mapping changes (no regex to compile)."""
         rs = state.replace_state
         gen = rs.generation
         hit = self._known_cache.get(id(rs))
-        if hit is not None and hit[0] == gen:
+        if hit is not None and hit[0] == gen and hit[2] is rs:
             return hit[1]
-        alts: list[tuple[str, str]] = []  # (pattern, label)
+        names: set[str] = set()
         for key, sur in rs.names.items():
-            for w in {rs.name_real.get(key, key), key, sur}:
+            for w in (rs.name_real.get(key, key), key, sur):
                 if len(w) >= 2:
-                    alts.append((r"(?<!\w)" + re.escape(w) + r"(?!\w)", "NAME"))
+                    names.add(fold(w))
+        values: list[tuple[str, str]] = []
         for label, entries in rs.values.items():
             if label.startswith("_"):
                 continue
             for e in entries.values():
                 for w in {e.real, e.surrogate}:
                     if len(w.strip()) >= 3:
-                        alts.append((r"(?<![\w.@])" + re.escape(w) + r"(?![\w@])", label))
-        if not alts:
-            rx = None
-        else:
-            alts.sort(key=lambda a: -len(a[0]))
-            rx = (re.compile("|".join(f"({p})" for p, _ in alts), re.IGNORECASE), [l for _, l in alts])
-        if len(self._known_cache) > 10_000:
+                        values.append((w.lower(), label))
+        values.sort(key=lambda v: -len(v[0]))
+        known = (frozenset(names), values) if names or values else None
+        if len(self._known_cache) > 1024:
             self._known_cache.clear()
-        self._known_cache[id(rs)] = (gen, rx)
-        return rx
+        self._known_cache[id(rs)] = (gen, known, rs)
+        return known
+
+    @staticmethod
+    def _known_spans(text: str, known) -> list[Span]:
+        names, values = known
+        out: list[Span] = []
+        if names:
+            for m in _NAME_TOKEN.finditer(text):
+                if fold(m.group()) in names:
+                    out.append(Span(m.start(), m.end(), "NAME", "known", 0.5))
+        if values:
+            low = text.lower()
+            n = len(low)
+            for w, label in values:
+                i = low.find(w)
+                while i >= 0:
+                    j = i + len(w)
+                    if (i == 0 or not (low[i - 1].isalnum() or low[i - 1] in "_.@")) and (
+                            j >= n or not (low[j].isalnum() or low[j] in "_@")):
+                        out.append(Span(i, j, label, "known", 0.5))
+                    i = low.find(w, j)
+        return out
 
     def deidentify_text(self, ps: ProxySession, role: str, text: str, out: list[tuple[str, str]]) -> str:
         if not text or not text.strip():
@@ -149,8 +170,7 @@ class Engine:
             ps.dirty = True
         known = self._known(state)
         if known is not None:
-            rx, labels = known
-            extra = [Span(m.start(), m.end(), labels[m.lastindex - 1], "known", 0.5) for m in rx.finditer(text)]
+            extra = self._known_spans(text, known)
             if extra:
                 spans = resolve_overlaps(list(spans) + extra)
         if not spans:
