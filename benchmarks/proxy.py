@@ -66,26 +66,39 @@ def _start(args, cmd: list[str], env: dict, core: int | None):
 
 
 async def _measure(args) -> dict:
+    import tempfile
+
     import httpx
 
+    from plainsight.proxy.clients import add_client
+
+    from .proxy_hostile import run_flood, run_hostile, scan
+
+    tmp = tempfile.mkdtemp(prefix="ps-bench-proxy-")
+    clients = os.path.join(tmp, "clients.yaml")
+    key = add_client(clients, "bench", max_concurrency=100_000, requests_per_minute=100_000_000)
+    quiet = add_client(clients, "quiet", max_concurrency=64, requests_per_minute=100_000)
+    flood = add_client(clients, "flood", max_concurrency=4, requests_per_minute=600)
+    record = os.path.join(tmp, "upstream.jsonl")
     up_port, px_port = free_port(), free_port()
     env = dict(os.environ)
     env.pop("PLAINSIGHT_CONFIG", None)
-    # the benchmark measures the proxy, not its per-client limits (bench proxy --hostile tests those)
-    env.setdefault("PLAINSIGHT_PROXY__REQUESTS_PER_MINUTE", "100000000")
-    env.setdefault("PLAINSIGHT_PROXY__MAX_CONCURRENCY", "100000")
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
     up = _start(args, [sys.executable, "-m", "plainsight.benchmarks.proxy_upstream", "--port", str(up_port),
-                       "--latency-ms", str(args.upstream_ms)], env, cores[-1] if len(cores) > 1 else None)
+                       "--latency-ms", str(args.upstream_ms), "--record", record], env,
+                cores[-1] if len(cores) > 1 else None)
     px = _start(args, [sys.executable, "-m", "plainsight", "proxy", "--upstream", f"http://127.0.0.1:{up_port}/v1",
-                       "--port", str(px_port), "--store", "memory"], env, cores[0])
+                       "--port", str(px_port), "--store", "memory", "--clients-file", clients], env, cores[0])
+    if len(cores) > 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cores[1:]))  # the driver keeps off the proxy's core
+    auth = {"authorization": f"Bearer {key}"}
     try:
         wait_port(up_port, 30)
         wait_port(px_port, 120)
         direct = f"http://127.0.0.1:{up_port}/v1/chat/completions"
         proxied = f"http://127.0.0.1:{px_port}/v1/chat/completions"
         res: dict = {"upstream_latency_ms": args.upstream_ms, "proxy_core": cores[0]}
-        async with httpx.AsyncClient(timeout=60) as c:
+        async with httpx.AsyncClient(timeout=60, headers=auth) as c:
             # warm up both paths
             for i in range(20):
                 body = {"model": "m", "messages": [{"role": "user", "content": _turn(i, 0)}]}
@@ -93,18 +106,22 @@ async def _measure(args) -> dict:
                 await c.post(direct, json=body)
             res["plain"] = await _plain(c, direct, proxied, args)
             res["stream"] = await _stream(c, direct, proxied, args)
-            res["throughput"] = await _throughput(proxied, args)
+            res["throughput"] = await _throughput(proxied, args, auth)
             m = (await c.get(f"http://127.0.0.1:{px_port}/metrics")).text
             res["held_chars"] = _held(m)
             if args.hostile:
-                from .proxy_hostile import run_hostile
-
-                res["hostile"] = await run_hostile(f"http://127.0.0.1:{px_port}", args.hostile, up_port)
-                res["hostile"]["proxy_alive"] = px.poll() is None
+                base = f"http://127.0.0.1:{px_port}"
+                mark = os.path.getsize(record)  # the direct requests above carried raw values on purpose
+                h = await run_hostile(base, args.hostile, key)
+                h["proxy_alive"] = px.poll() is None
                 m = (await c.get(f"http://127.0.0.1:{px_port}/metrics")).text
-                for raw in _RAW:
-                    if raw in m:
-                        res["hostile"]["leaks"] += 1
+                with open(record, encoding="utf-8") as f:
+                    f.seek(mark)
+                    upstream_text = f.read()
+                px.log.seek(0)
+                h["leaks"] = scan([upstream_text, m, px.log.read().decode("utf-8", "replace")])
+                res["hostile"] = h
+                res["flood"] = await run_flood(base, quiet, flood)
         return res
     finally:
         for p in (px, up):
@@ -118,7 +135,10 @@ async def _measure(args) -> dict:
         log_tail = px.log.read().decode("utf-8", "replace")
         for raw in _RAW:
             if raw in log_tail:
-                print(f"bench proxy: LEAK: a raw value in the proxy's log", file=sys.stderr)
+                print("bench proxy: LEAK: a raw value in the proxy's log", file=sys.stderr)
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 _RAW = ("Maria", "Okafor", "maria.lopez", "555-01")
@@ -182,7 +202,7 @@ async def _stream(c, direct: str, proxied: str, args) -> dict:
     return {"ttft_overhead_ms": _stats(over), "replies_not_restored_exactly": wrong}
 
 
-async def _throughput(proxied: str, args) -> dict:
+async def _throughput(proxied: str, args, auth: dict) -> dict:
     import httpx
 
     done = 0
@@ -191,7 +211,7 @@ async def _throughput(proxied: str, args) -> dict:
 
     async def worker(w: int) -> None:
         nonlocal done, errors
-        async with httpx.AsyncClient(timeout=60) as c:
+        async with httpx.AsyncClient(timeout=60, headers=auth) as c:
             i = 0
             while time.perf_counter() < stop:
                 body = {"model": "m", "messages": [{"role": "user", "content": _turn(w * 1000 + i, i % 4)}]}

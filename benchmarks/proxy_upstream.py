@@ -49,6 +49,8 @@ class FakeUpstream:
         self.chunk_delay_s = chunk_delay_s
         self.port = port or free_port()
         self.requests: list[dict] = []
+        #: a file to append every request body to (JSON lines), for leak scans of a separate process
+        self.record: str | None = None
         self.headers: list[dict] = []
         self.status = 0
         self.tool_call = False
@@ -73,6 +75,9 @@ class FakeUpstream:
         async def chat(request):
             body = await request.json()
             self.requests.append(body)
+            if self.record:
+                with open(self.record, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(body, ensure_ascii=False) + "\n")
             self.headers.append(dict(request.headers))
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
@@ -162,10 +167,12 @@ def main() -> None:  # pragma: no cover - run by the benchmark in its own proces
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--reply", default=None, help="fixed reply text")
+    ap.add_argument("--record", default=None, help="append every request body to this file (JSON lines)")
     a = ap.parse_args()
     import uvicorn
 
     up = FakeUpstream(a.latency_ms / 1000.0, (lambda b: a.reply) if a.reply else None, port=a.port)
+    up.record = a.record
     uvicorn.run(up.app, host="127.0.0.1", port=a.port, log_level="error", access_log=False, lifespan="off")
 
 

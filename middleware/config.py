@@ -269,6 +269,9 @@ class ProxySettings(BaseModel):
     #: per client (clients file) or for the single local client
     max_concurrency: int = Field(16, ge=1)
     requests_per_minute: int = Field(600, ge=1)
+    #: a 429 or 401 is answered after this delay: a client that floods (or guesses keys) in a loop
+    #: slows itself down instead of taking the proxy's CPU from the others
+    refusal_delay_s: float = Field(0.5, ge=0, le=10)
     #: ``plainsight proxy clients add``: who may call the proxy (None → loopback only, one client)
     clients_file: str | None = None
 

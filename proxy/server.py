@@ -69,7 +69,7 @@ class _Bucket:
     def __init__(self, concurrency: int, rpm: int) -> None:
         self.concurrency = concurrency
         self.rate = rpm / 60.0
-        self.capacity = max(1.0, rpm / 6.0)  # ten seconds' worth of burst
+        self.capacity = max(1.0, rpm / 30.0)  # two seconds' worth of burst
         self.tokens = self.capacity
         self.stamp = time.monotonic()
         self.active = 0
@@ -353,6 +353,7 @@ class ProxyServer:
             ctx = _Ctx(LOCAL, outcome="refused", status=401)
             ctx.client = Client("unknown")
             self._finish(ctx, t0)
+            await asyncio.sleep(self.ps.refusal_delay_s)
             return error(401, "invalid or missing plainsight client key (Authorization: Bearer psk-...)",
                          "invalid_api_key")
         ctx = _Ctx(client, t0=t0)
@@ -360,6 +361,7 @@ class ProxyServer:
         try:
             bucket.admit()
         except _Refused as r:
+            await asyncio.sleep(self.ps.refusal_delay_s)  # a flooding loop slows itself down
             return self._refused(ctx, r, t0)
         release = True
         try:

@@ -30,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
     ok = res["stream"]["replies_not_restored_exactly"] == 0
     h = res.get("hostile")
     if h:
-        ok &= h["crashed"] == 0 and h["leaks"] == 0 and h["unanswered"] == 0 and h["proxy_alive"]
+        ok &= h["crashed"] == 0 and h["leaks"] == 0 and h["unanswered"] == 0 and h["proxy_alive"] and h["serving_after"]
     return 0 if ok else 1
