@@ -22,22 +22,24 @@ def proxy_settings(**proxy):
 
 
 class RunningProxy:
-    def __init__(self, settings, upstream: str, **kw) -> None:
+    def __init__(self, settings, upstream: str, ssl: tuple[str, str] | None = None, **kw) -> None:
         import uvicorn
 
         from plainsight.proxy.server import ProxyServer
 
         self.server = ProxyServer(settings, upstream, **kw)
         self.port = free_port()
+        tls = {"ssl_certfile": ssl[0], "ssl_keyfile": ssl[1]} if ssl else {}
+        self.scheme = "https" if ssl else "http"
         self._uv = uvicorn.Server(uvicorn.Config(self.server.app, host="127.0.0.1", port=self.port,
-                                                 log_level="warning", access_log=False))
+                                                 log_level="warning", access_log=False, **tls))
         self._t = threading.Thread(target=self._uv.run, daemon=True)
         self._t.start()
         wait_port(self.port)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
     def client(self, key: str = "sk-app-key", **kw):
         from openai import OpenAI
