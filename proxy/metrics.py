@@ -42,6 +42,12 @@ class ProxyMetrics:
         for o in OUTCOMES:
             for s in ("true", "false"):
                 self.requests.labels(o, s)
+        for s in ("true", "false"):
+            self.added.labels(s)
+            self.after.labels(s)
+            self.upstream.labels(s)
+        for reason in REASONS:
+            self.refused.labels(reason, "unknown")
 
     def outcome(self, outcome: str, stream: bool) -> None:
         self.requests.labels(outcome if outcome in OUTCOMES else "failed_closed", "true" if stream else "false").inc()
