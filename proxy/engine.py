@@ -58,6 +58,9 @@ class ProxySession:
     state: SessionState
     seen: dict[str, list[list]] = field(default_factory=dict)
     dirty: bool = False
+    #: digest → (mapping generation, rendered text, entities): history rendered again only when the
+    #: mapping changed since (in memory, never persisted; per object, so a reloaded state starts empty)
+    rendered: dict[str, tuple] = field(default_factory=dict)
 
 
 @dataclass
@@ -156,6 +159,10 @@ class Engine:
         state = ps.state
         d = self._digest(role, text)
         cached = ps.seen.get(d)
+        hit = ps.rendered.get(d) if cached is not None else None
+        if hit is not None and hit[0] == state.replace_state.generation:
+            out.extend(hit[2])
+            return hit[1]
         if cached is not None:
             spans = [Span(int(s), int(e), str(l), "memory") for s, e, l in cached]
         else:
@@ -174,14 +181,18 @@ class Engine:
             if extra:
                 spans = resolve_overlaps(list(spans) + extra)
         if not spans:
-            return text
-        gen = state.replace_state.generation
-        new, ents = self.replacer.replace(text, merge_adjacent(text, sorted(spans, key=lambda s: s.start)),
-                                          state.replace_state, "surrogate")
-        if state.replace_state.generation != gen:
-            ps.dirty = True
-        for e in ents:
-            out.append((e.label, new[e.start : e.end]))
+            new, pairs = text, []
+        else:
+            gen = state.replace_state.generation
+            new, ents = self.replacer.replace(text, merge_adjacent(text, sorted(spans, key=lambda s: s.start)),
+                                              state.replace_state, "surrogate")
+            if state.replace_state.generation != gen:
+                ps.dirty = True
+            pairs = [(e.label, new[e.start : e.end]) for e in ents]
+        out.extend(pairs)
+        ps.rendered[d] = (state.replace_state.generation, new, pairs)
+        if len(ps.rendered) > SEEN_MAX:
+            ps.rendered.pop(next(iter(ps.rendered)))
         return new
 
     def deidentify_name(self, ps: ProxySession, name: str, out: list[tuple[str, str]]) -> str:

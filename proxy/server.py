@@ -423,6 +423,17 @@ class ProxyServer:
             if release:
                 bucket.release()
 
+    def _prepare_restore(self, mapping) -> None:
+        """Build the issued mapping's reverse matcher (a regex compile, ~1 ms) while the upstream
+        thinks: scheduled after the upstream call's first step, so the request is on its way first."""
+        def warm() -> None:
+            try:
+                self.engine.replacer.reidentify("", mapping)  # builds and caches the matcher on the mapping
+            except Exception:  # re-identification proper will report it
+                pass
+
+        asyncio.get_running_loop().call_soon(warm)
+
     def _issued(self, ps: ProxySession, entities: list[tuple[str, str]]):
         """The issued mapping of this request, shared by the session's requests that issued the
         same surrogates (so the replacer's compiled reverse matcher, cached on it, is reused)."""
@@ -447,6 +458,7 @@ class ProxyServer:
         t_up = time.perf_counter()
         self.metrics.added.labels("false").observe(t_up - t0)
         call = asyncio.ensure_future(http.post(self.upstream + "/chat/completions", json=body, headers=headers))
+        self._prepare_restore(mapping)
         gone = asyncio.ensure_future(_disconnected(request))
         try:
             done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -528,7 +540,9 @@ class ProxyServer:
         self.metrics.added.labels("true").observe(t_up - t0)
         try:
             req = http.build_request("POST", self.upstream + "/chat/completions", json=body, headers=headers)
-            resp = await http.send(req, stream=True)
+            sending = asyncio.ensure_future(http.send(req, stream=True))
+            self._prepare_restore(mapping)
+            resp = await sending
         except httpx.HTTPError as exc:
             bucket.release()
             ctx.outcome, ctx.status = "upstream_unreachable", 502

@@ -14,7 +14,7 @@ from openai import APIStatusError, OpenAI
 from plainsight.benchmarks.proxy_upstream import FakeUpstream
 from tests.proxy_support import proxy_settings, redis_server, running, RunningProxy
 
-RAW = ("Maria", "Lopez", "maria.lopez@gmail.com", "415", "0134")
+RAW = ("Maria", "Lopez", "maria.lopez@gmail.com", "(415) 555-0134", "5550134")
 H = lambda sid: {"X-Plainsight-Session": sid}  # noqa: E731
 
 
