@@ -32,6 +32,7 @@ from plainsight.middleware.schemas import InputTurn
 from plainsight.middleware.sessions import SessionState
 from plainsight.middleware.state_codec import SessionCodec
 from plainsight.surrogate.names import fold
+from plainsight.surrogate.text import common_words
 
 #: how many message digests (→ spans) a session remembers
 SEEN_MAX = 4000
@@ -137,8 +138,12 @@ class Engine:
         names, values = known
         out: list[Span] = []
         if names:
+            common = common_words()
             for m in _NAME_TOKEN.finditer(text):
-                if fold(m.group()) in names:
+                tok = m.group()
+                f = fold(tok)
+                # an everyday word in lower case is the word ("will", "rose"), as in re-identification
+                if f in names and not (tok.islower() and f in common):
                     out.append(Span(m.start(), m.end(), "NAME", "known", 0.5))
         if values:
             low = text.lower()
