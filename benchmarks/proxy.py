@@ -141,7 +141,7 @@ async def _measure(args) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-_RAW = ("Maria", "Okafor", "maria.lopez", "555-01")
+_RAW = ("Okafor", "maria.okafor", "293-0134")
 
 
 def _stats(xs: list[float]) -> dict:

@@ -19,8 +19,8 @@ import time
 
 from plainsight.middleware.evaluation import percentile
 
-BAIT = "Hi, I'm Maria Okafor, mail maria.okafor@gmail.com or call (415) 555-0199"
-RAW = ("Okafor", "maria.okafor", "555-0199")
+BAIT = "Hi, I'm Maria Okafor, mail maria.okafor@gmail.com or call (415) 293-0134"
+RAW = ("Okafor", "maria.okafor", "293-0134")
 
 
 def _kinds(n_mb: int = 1):
