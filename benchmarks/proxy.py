@@ -104,8 +104,16 @@ async def _measure(args) -> dict:
                 body = {"model": "m", "messages": [{"role": "user", "content": _turn(i, 0)}]}
                 await c.post(proxied, json=body, headers={"x-plainsight-session": f"warm-{i}"})
                 await c.post(direct, json=body)
+            import psutil
+
+            proc = psutil.Process(px.pid)
+            cpu0 = sum(proc.cpu_times()[:2])
             res["plain"] = await _plain(c, direct, proxied, args)
+            # the proxy's own CPU per request (user + system), whatever else the machine runs
+            res["plain"]["proxy_cpu_ms_per_request"] = round((sum(proc.cpu_times()[:2]) - cpu0) * 1e3 / args.requests, 2)
+            cpu0 = sum(proc.cpu_times()[:2])
             res["stream"] = await _stream(c, direct, proxied, args)
+            res["stream"]["proxy_cpu_ms_per_request"] = round((sum(proc.cpu_times()[:2]) - cpu0) * 1e3 / args.requests, 2)
             res["throughput"] = await _throughput(proxied, args, auth)
             m = (await c.get(f"http://127.0.0.1:{px_port}/metrics")).text
             res["held_chars"] = _held(m)

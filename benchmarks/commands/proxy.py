@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-REQUIRES = ("httpx", "starlette", "uvicorn")
+REQUIRES = ("httpx", "starlette", "uvicorn", "psutil")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
