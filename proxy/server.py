@@ -13,6 +13,7 @@ surrogates this request issued (streams: :class:`proxy.restore.StreamRestorer`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -562,11 +563,22 @@ class ProxyServer:
             return Response(content, status_code=resp.status_code,
                             media_type=resp.headers.get("content-type", "application/json"))
         ctx.status = resp.status_code
-        return StreamingResponse(self._relay(resp, ctx, mapping, t0, t_up, bucket), status_code=resp.status_code,
+        once = _Once(bucket.release)
+        gen = self._relay(resp, ctx, mapping, t0, t_up, once)
+
+        def never_started(resp: httpx.Response = resp, once: _Once = once) -> None:
+            # a client gone before the body started: the generator's ``finally`` never runs
+            if not once.done:
+                once()
+                with contextlib.suppress(RuntimeError):
+                    asyncio.get_running_loop().create_task(resp.aclose())
+
+        weakref.finalize(gen, never_started)
+        return StreamingResponse(gen, status_code=resp.status_code,
                                  media_type="text/event-stream",
                                  headers={"cache-control": "no-cache", "x-plainsight-added-ms": f"{(t_up - t0) * 1e3:.3f}"})
 
-    async def _relay(self, resp: httpx.Response, ctx: _Ctx, mapping, t0: float, t_up: float, bucket: _Bucket):
+    async def _relay(self, resp: httpx.Response, ctx: _Ctx, mapping, t0: float, t_up: float, release: "_Once"):
         replacer = self.engine.replacer
         restorers: dict[tuple, StreamRestorer] = {}
         first_in: float | None = None
@@ -650,12 +662,27 @@ class ProxyServer:
             yield "data: " + json.dumps(error_body(f"upstream stream broke ({type(exc).__name__})", "server_error",
                                                    "upstream_unreachable")) + "\n\n"
         finally:
+            release()
             await resp.aclose()
-            bucket.release()
             self.metrics.upstream.labels("true").observe(time.perf_counter() - t_up)
             if restorers:
                 self.metrics.held.observe(max(r.max_held for r in restorers.values()))
             self._finish(ctx, t0)
+
+
+class _Once:
+    """Calls ``fn`` the first time it is called, never again."""
+
+    __slots__ = ("fn", "done")
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+        self.done = False
+
+    def __call__(self) -> None:
+        if not self.done:
+            self.done = True
+            self.fn()
 
 
 def _json_depth(s: str) -> int:

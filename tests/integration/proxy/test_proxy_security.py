@@ -257,3 +257,19 @@ def test_forget_erases_proxy_sessions(tmp_path, monkeypatch):
         _ask(c, "erase-me", "hello")  # a fresh session now
         assert asyncio.run(px.server.store.get(key)) is not None
         assert first.startswith("I'm ")
+
+
+def test_concurrency_slots_come_back_after_streams_and_disconnects():
+    up = FakeUpstream(reply=lambda b: "z" * 300)
+    up.chunk_delay_s = 0.002
+    with running(proxy_settings(max_concurrency=2, refusal_delay_s=0), upstream=up) as (px, _):
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+        for i in range(4):  # dropped after the first line
+            with httpx.stream("POST", px.base_url + "/chat/completions", headers=H(f"slot-{i}"), json=body,
+                              timeout=30) as r:
+                for _ in r.iter_lines():
+                    break
+        for i in range(3):
+            assert _ask(px.client(), f"slot-ok-{i}", "hello", stream=True) == "z" * 300
+        time.sleep(0.3)
+        assert px.server._buckets["local"].active == 0
