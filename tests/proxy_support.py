@@ -64,19 +64,23 @@ def running(settings=None, upstream: FakeUpstream | None = None, **kw):
 
 
 @contextlib.contextmanager
-def redis_server():
+def redis_server(tls: tuple[str, str] | None = None):
+    """A ``redis-server`` on a free loopback port with a password; with ``tls=(cert, key)`` it
+    speaks TLS only (``rediss://``)."""
     exe = shutil.which("redis-server")
     if exe is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
     port = free_port()
     d = tempfile.mkdtemp(prefix="ps-redis-")
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+    ports = ["--port", "0", "--tls-port", str(port), "--tls-cert-file", tls[0], "--tls-key-file", tls[1],
+             "--tls-ca-cert-file", tls[0], "--tls-auth-clients", "no"] if tls else ["--port", str(port)]
+    proc = subprocess.Popen([exe, *ports, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                              "--dir", d, "--requirepass", "test-redis-password"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_port(port)
         time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0", "test-redis-password"
+        yield f"{'rediss' if tls else 'redis'}://127.0.0.1:{port}/0", "test-redis-password"
     finally:
         proc.terminate()
         try:

@@ -273,3 +273,22 @@ def test_concurrency_slots_come_back_after_streams_and_disconnects():
             assert _ask(px.client(), f"slot-ok-{i}", "hello", stream=True) == "z" * 300
         time.sleep(0.3)
         assert px.server._buckets["local"].active == 0
+
+
+def test_redis_over_tls_with_a_password(tmp_path):
+    from tests.proxy_support import redis_server
+
+    cert, key = _self_signed(tmp_path)
+    with redis_server(tls=(cert, key)) as (url, password):
+        assert url.startswith("rediss://")
+        s = proxy_settings(store="redis", redis_url=url, redis_password=password, redis_ssl_ca_certs=cert)
+        with running(s) as (px, up):
+            c = px.client()
+            assert _ask(c, "tls-redis", "I'm Maria Lopez") == "You said: I'm Maria Lopez"
+            assert _ask(c, "tls-redis", "Maria again", stream=True) == "You said: Maria again"
+            assert httpx.get(px.base_url.replace("/v1", "/healthz")).json()["status"] == "ok"
+        bad = proxy_settings(store="redis", redis_url=url, redis_password="wrong", redis_ssl_ca_certs=cert)
+        with running(bad) as (px, up):  # a wrong password: fail closed, nothing upstream
+            with pytest.raises(APIStatusError) as e:
+                _ask(px.client(), "tls-redis", "I'm Maria Lopez")
+            assert e.value.status_code == 503 and up.requests == []
