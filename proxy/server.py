@@ -324,7 +324,9 @@ class ProxyServer:
     async def _load(self, internal: str, key: str) -> ProxySession:
         blob = await self.store.get(key)
         if blob is None:
-            self._live.pop(key, None)
+            if self._live.pop(key, None) is not None:  # forgotten or expired: drop what memory holds of it
+                for k in [k for k in self._issued_cache if k[0] == internal]:
+                    del self._issued_cache[k]
             return self.engine.new_session(internal)
         hit = self._live.get(key)
         if hit is not None and hit[0] == blob and hit[1].state.session_id == internal:
