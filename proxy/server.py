@@ -634,27 +634,34 @@ class ProxyServer:
                 except ValueError:
                     continue
                 got_content = False
+                changed = False
                 for ch in chunk.get("choices") or []:
                     idx = ch.get("index", 0)
                     delta = ch.get("delta") or {}
                     for field_ in ("content", "refusal"):
                         if isinstance(delta.get(field_), str) and delta[field_]:
                             got_content = True
-                            delta[field_] = restorer((idx, field_)).feed(delta[field_])
+                            was = delta[field_]
+                            delta[field_] = restorer((idx, field_)).feed(was)
+                            changed = changed or delta[field_] != was
                     for tc in delta.get("tool_calls") or []:
                         fn = tc.get("function") or {}
                         if isinstance(fn.get("arguments"), str) and fn["arguments"]:
-                            fn["arguments"] = restorer((idx, "tool", tc.get("index", 0))).feed(fn["arguments"])
+                            was = fn["arguments"]
+                            fn["arguments"] = restorer((idx, "tool", tc.get("index", 0))).feed(was)
+                            changed = changed or fn["arguments"] != was
                     if ch.get("finish_reason") is not None:
                         flush_choice(idx, delta)
                         ch["delta"] = delta
+                        changed = True  # the last chunk of a choice carries what was held back
                 if got_content and first_in is None:
                     first_in = time.perf_counter()
                 if not first_out and first_in is not None and any(
                         (c.get("delta") or {}).get("content") for c in chunk.get("choices") or []):
                     first_out = True
                     self.metrics.ttft.observe((t_up - t0) + (time.perf_counter() - first_in))
-                yield "data: " + json.dumps(chunk, ensure_ascii=False) + "\n\n"
+                # a chunk the restorer left as it was goes out as the upstream wrote it (no re-encoding)
+                yield ("data: " + json.dumps(chunk, ensure_ascii=False) if changed else line) + "\n\n"
             ctx.outcome = "ok"
         except asyncio.CancelledError:
             ctx.outcome, ctx.status = "cancelled", 499
