@@ -117,7 +117,7 @@ async def run_hostile(base: str, n: int, key: str | None = None, concurrency: in
             "seconds": round(time.perf_counter() - t0, 1), "serving_after": r.status_code == 200}
 
 
-async def run_flood(base: str, quiet_key: str, flood_key: str, requests: int = 150, flooders: int = 32) -> dict:
+async def run_flood(base: str, quiet_key: str, flood_key: str, requests: int = 300, flooders: int = 32) -> dict:
     """The quiet client's latency alone, then while the flood client hammers the proxy."""
     import httpx
 

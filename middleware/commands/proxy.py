@@ -83,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
             print("plainsight proxy: unknown words; did you mean 'plainsight proxy clients ...'?", file=sys.stderr)
             return 2
         return _clients(args)
+    if getattr(args, "mode", None) not in (None, "surrogate"):
+        print("plainsight proxy: the proxy always writes surrogates (re-identification needs them); drop --mode",
+              file=sys.stderr)
+        return 2
     import uvicorn
 
     from plainsight.proxy.server import ProxyServer
