@@ -9,7 +9,7 @@ installed as a subpackage of ``plainsight`` through ``package_dir``. Subpackages
 from setuptools import find_packages, setup
 
 # repository folder -> import name under plainsight
-FOLDERS = ("middleware", "consumers", "surrogate", "configs", "benchmarks")
+FOLDERS = ("middleware", "consumers", "surrogate", "configs", "benchmarks", "proxy")
 
 package_dir = {"plainsight": "plainsight"}
 packages = ["plainsight"]

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "forget": ("plainsight.middleware.commands.forget", "erase a session's stored state (right to erasure)"),
     "llm": ("plainsight.middleware.commands.llm", "LLM stage tools: export-finetune (OpenAI fine-tuning JSONL with the stage's prompts)"),
     "keys": ("plainsight.middleware.commands.keys", "make the surrogate secret and state keys; re-seal stored state (rotate)"),
+    "proxy": ("plainsight.middleware.commands.proxy", "an OpenAI-compatible proxy: de-identifies requests, re-identifies (streamed) replies"),
     "recognizers": ("plainsight.middleware.commands.recognizers", "list the fast pass a configuration builds; --try TEXT shows what it finds"),
     "send": ("plainsight.middleware.commands.send", "put a chat turn on the input topic of a running serve (trying it by hand)"),
     "tail": ("plainsight.middleware.commands.tail", "print the records of a plainsight topic (deid, logs, replies, dlq)"),

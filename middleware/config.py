@@ -237,6 +237,47 @@ class LLMSettings(BaseModel):
         return self.model or "gpt-4o-mini"
 
 
+class ProxySettings(BaseModel):
+    """``plainsight proxy`` (proxy/, docs/proxy.md): the OpenAI-compatible de-identifying proxy."""
+
+    #: the real OpenAI-compatible API, e.g. https://api.openai.com/v1 (``--upstream`` wins)
+    upstream: str | None = None
+    #: the upstream API key; None → the client's own ``Authorization`` is passed through
+    upstream_api_key: SecretStr | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0)
+    #: session from X-Plainsight-Session, then the request's ``user``; else refuse (400), or with
+    #: this on, a keyed fingerprint of the first user message (merges conversations that open
+    #: alike: see docs/proxy.md)
+    fingerprint_fallback: bool = False
+    #: let image / audio / file content parts through unchanged (they are never de-identified)
+    allow_media: bool = False
+    #: where sealed session mappings live: "sqlite" (a local file) or "redis" (several instances)
+    store: Literal["sqlite", "redis", "memory"] = "sqlite"
+    sqlite_path: str = "plainsight-proxy.db"
+    redis_url: str | None = None
+    redis_password: SecretStr | None = None
+    redis_ssl_ca_certs: str | None = None
+    #: sealed sessions expire after this long without a request
+    ttl_s: float = Field(6 * 3600, gt=0)
+    connect_timeout_s: float = Field(10.0, gt=0)
+    read_timeout_s: float = Field(120.0, gt=0)
+    #: limits (checked before any detection runs)
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    max_messages: int = Field(500, ge=1)
+    max_message_chars: int = Field(100_000, ge=100)
+    max_tool_arg_depth: int = Field(16, ge=1)
+    max_stream_s: float = Field(600.0, gt=0)
+    #: per client (clients file) or for the single local client
+    max_concurrency: int = Field(16, ge=1)
+    requests_per_minute: int = Field(600, ge=1)
+    #: a 429 or 401 is answered after this delay: a client that floods (or guesses keys) in a loop
+    #: slows itself down instead of taking the proxy's CPU from the others
+    refusal_delay_s: float = Field(0.5, ge=0, le=10)
+    #: ``plainsight proxy clients add``: who may call the proxy (None → loopback only, one client)
+    clients_file: str | None = None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         # validation errors must never echo input values (secrets, keys)
@@ -258,6 +299,7 @@ class Settings(BaseSettings):
     metrics: MetricsSettings = MetricsSettings()
     logging: LoggingSettings = LoggingSettings()
     llm: LLMSettings = LLMSettings()
+    proxy: ProxySettings = ProxySettings()
 
     @field_validator("kafka", mode="after")
     @classmethod

@@ -441,6 +441,44 @@ ROWS = [
         ],
     ),
     row(
+        "Proxy (plainsight proxy)",
+        [
+            timeseries(
+                "Proxy added latency",
+                "plainsight proxy: time from a request's arrival to the upstream call (de-identification, "
+                "session load and seal), p50 / p99; target p99 ≤ 5 ms on the fast pass.",
+                [
+                    q(quantile(0.5, "plainsight_proxy_added_seconds"), "p50"),
+                    q(quantile(0.99, "plainsight_proxy_added_seconds"), "p99"),
+                    q(quantile(0.99, "plainsight_proxy_after_seconds"), "p99 after the upstream"),
+                ],
+                unit="s",
+                w=8,
+            ),
+            timeseries(
+                "Proxy streamed TTFT overhead",
+                "Streams: time-to-first-token the proxy adds (added latency + the delay of the first content "
+                "delta), p99; and the characters held back per stream (p99).",
+                [
+                    q(quantile(0.99, "plainsight_proxy_ttft_overhead_seconds"), "TTFT overhead p99 (s)"),
+                    q(quantile(0.99, "plainsight_proxy_held_chars"), "held back p99 (chars)"),
+                ],
+                w=8,
+            ),
+            timeseries(
+                "Proxy requests by outcome",
+                "Requests per second by outcome (ok, refused, upstream_error, failed_closed, cancelled, "
+                "upstream_unreachable) and refusals by reason.",
+                [
+                    q(f"sum by (outcome) (rate(plainsight_proxy_requests_total{sel()}[{RI}]))", "{{outcome}}"),
+                    q(f"sum by (reason) (rate(plainsight_proxy_refused_total{sel()}[{RI}]))", "refused: {{reason}}"),
+                ],
+                unit="reqps",
+                w=8,
+            ),
+        ],
+    ),
+    row(
         "Process",
         [
             timeseries(

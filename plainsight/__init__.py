@@ -40,4 +40,15 @@ def _version() -> str:
 
 __version__ = _version()
 
-__all__ = ["DISTRIBUTION", "__version__"]
+
+
+def __getattr__(name: str):
+    # the in-process API (plainsight/facade.py), imported on first use so ``import plainsight`` stays light
+    if name in ("Plainsight", "Session"):
+        from . import facade
+
+        return getattr(facade, name)
+    raise AttributeError(f"module 'plainsight' has no attribute {name!r}")
+
+
+__all__ = ["DISTRIBUTION", "Plainsight", "Session", "__version__"]

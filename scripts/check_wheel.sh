@@ -45,6 +45,7 @@ for name in ("surrogate", "middleware", "consumers"):
     assert "plainsight" not in str(where), f"{name} resolves to plainsight: {where}"
     print(f"import {name} -> {where}")
 import plainsight, plainsight.middleware.detection.naming  # the subpackage a hand-written list once lost
+import plainsight.proxy.server  # the proxy folder (setup.py FOLDERS) is in the wheel
 print("plainsight", plainsight.__version__, "from", os.path.dirname(plainsight.__file__))
 PYEOF
 echo "wheel check: OK"

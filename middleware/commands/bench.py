@@ -30,6 +30,10 @@ BENCHES: dict[str, tuple[str, str]] = {
         "plainsight.benchmarks.commands.broker",
         "the transport floor: one producer → broker → consumer hop, no plainsight",
     ),
+    "proxy": (
+        "plainsight.benchmarks.commands.proxy",
+        "plainsight proxy: added latency, streamed TTFT overhead, chars held back, req/s on one core (--hostile)",
+    ),
     "faults": (
         "plainsight.benchmarks.commands.faults",
         "SIGKILL, broker restart, LLM outage, 10,000 hostile inputs, then a leak scan",

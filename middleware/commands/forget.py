@@ -1,6 +1,7 @@
 """`plainsight forget SESSION_ID ...`: erase sessions' stored mapping state (right to erasure).
 
-Reads the state topic first and reports, per session, whether stored state was found; then
+Erases the sessions from ``plainsight proxy``'s store too (``proxy.store``: the SQLite file when it
+exists, or Redis), for every client. Reads the state topic first and reports, per session, whether stored state was found; then
 writes a tombstone (null value) for each session to the compacted state topic. Running workers
 tail their state partitions and drop the session from memory too; compaction then removes the
 sealed state from the broker. Outputs already written contain surrogates only; without the
@@ -34,6 +35,9 @@ async def forget(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     bootstrap = settings.kafka.bootstrap_servers
+    proxy_done = await forget_proxy(settings, args.session_ids)
+    if not bootstrap and proxy_done:
+        return 0
     if not bootstrap:
         print("forget: no Kafka configured (--bootstrap-servers or PLAINSIGHT_KAFKA__BOOTSTRAP_SERVERS); "
               "the embedded broker keeps nothing after it stops", file=sys.stderr)
@@ -70,6 +74,27 @@ async def forget(args: argparse.Namespace) -> int:
     print(f"erased {n_found} of {len(args.session_ids)} session(s) from {topic}: {n_found} had stored state, "
           f"{len(args.session_ids) - n_found} had none{note}", file=sys.stderr)
     return 0
+
+
+async def forget_proxy(settings, session_ids: list[str]) -> bool:
+    """Erase the sessions from the proxy's store (every client's); False when no store is there."""
+    import os
+    import sys
+
+    ps = settings.proxy
+    if ps.store == "memory" or (ps.store == "sqlite" and not os.path.exists(ps.sqlite_path)) or (
+            ps.store == "redis" and not ps.redis_url):
+        return False
+    from plainsight.proxy.store import open_store
+
+    store = open_store(ps)
+    try:
+        for sid in session_ids:
+            n = await store.forget(sid)
+            print(f"{sid}: {n} proxy session(s) erased from the proxy store ({ps.store})", file=sys.stderr)
+    finally:
+        await store.close()
+    return True
 
 
 async def stored_sessions(settings, bootstrap: str, wanted: set[str], timeout: float = 60.0) -> tuple[dict[str, bool], bool]:

@@ -5,7 +5,8 @@ Layers, lowest first; a module may import only from its own layer or a lower one
 1. core: ``middleware`` minus the CLI (schemas, config, detection, LLM stage, pipeline,
    sessions, state codec, metrics) — transport-agnostic, no Kafka, no surrogate generators;
 2. ``surrogate`` (replacer, generators, encrypted mapping);
-3. ``consumers`` (Kafka I/O, embedded broker, worker, state store);
+3. ``consumers`` (Kafka I/O, embedded broker, worker, state store) and, beside it, ``proxy`` (the
+   OpenAI-compatible proxy; neither imports the other);
 4. the composition root: ``middleware.cli`` and ``middleware.commands`` (builds and wires the rest);
 5. ``benchmarks`` (harnesses, fault injection, simulators; the ``bench`` extra).
 
@@ -19,8 +20,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("middleware", "consumers", "surrogate", "benchmarks")
-LAYERS = {"core": 1, "surrogate": 2, "consumers": 3, "cli": 4, "benchmarks": 5}
+PACKAGES = ("middleware", "consumers", "surrogate", "benchmarks", "proxy")
+LAYERS = {"core": 1, "surrogate": 2, "consumers": 3, "proxy": 3, "cli": 4, "benchmarks": 5}
 
 
 def layer_of(module: str) -> str | None:
@@ -31,7 +32,7 @@ def layer_of(module: str) -> str | None:
         if module == "plainsight.middleware.cli" or module == "plainsight.middleware.commands" or module.startswith("plainsight.middleware.commands."):
             return "cli"
         return "core"
-    if top in ("surrogate", "consumers", "benchmarks"):
+    if top in ("surrogate", "consumers", "benchmarks", "proxy"):
         return top
     return None
 
@@ -120,6 +121,9 @@ FORBIDDEN = [
     # the core detection, sessions and schemas know nothing of the LLM stage or the pipeline
     ("plainsight.middleware.detection", "plainsight.middleware.llm"),
     ("plainsight.middleware.detection", "plainsight.middleware.pipeline"),
+    # the proxy and the Kafka transport are siblings (both over core + surrogate)
+    ("plainsight.proxy", "plainsight.consumers"),
+    ("plainsight.consumers", "plainsight.proxy"),
 ]
 
 

@@ -375,6 +375,9 @@ def test_dashboard_structure_and_metric_names() -> None:
 
     body = Metrics.from_settings(Settings()).exposition()[0].decode()
     exported = set(re.findall(r"^(plainsight_\w+?)(?:\{| )", body, re.M))
+    from plainsight.proxy.metrics import ProxyMetrics  # the proxy's row (plainsight proxy's /metrics)
+
+    exported |= set(re.findall(r"^(plainsight_\w+?)(?:\{| )", ProxyMetrics().exposition()[0].decode(), re.M))
     used = set()
     for _, _, expr in dashboard_queries():
         used |= set(re.findall(r"\bplainsight_\w+", expr))
