@@ -42,7 +42,7 @@ from .naming.context import (
     script_ranges,
     sentence,
 )
-from .naming.cues import cue as direct_cue, name_answer, name_question
+from .naming.cues import cue as direct_cue, intro_parts, name_answer, name_question
 from .naming.features import gate, model_features
 from .naming.public_keep import public_keep
 from .naming.spans import extend_lists, full_names, merge
@@ -235,6 +235,8 @@ class NameFinder:
             return  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
         memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
         cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
+        if cue == "direct" and k >= 1 and turn.lows[k - 1] == "the" and (turn.topic_now or public_talk(memory)):
+            cue = ""  # "with the Packers" in talk about sport: a team, not a family
         if not cue and strength < 1.0 and possessed_relation(toks, k):
             return  # "Meine Schwester Anke", "mi Hermana": the relation, not the name
         if self._session_decision(turn, k, memory, cls, cue, strength, memory_ok):
@@ -247,6 +249,10 @@ class NameFinder:
                 memory.narrative = True  # the learner talks about the people of their life
             if cue == "intro":
                 turn.intro.add(k)
+                if t.lower:
+                    for j in intro_parts(toks, k, text):  # "my name is tran van minh": every part
+                        turn.decide(j, 0.95, cue, confirmed=True)
+                        turn.intro.add(j)
             return
         if not cue and t.lower and ((len(t.text) <= 2 and not (k >= 1 and turn.lows[k - 1] in GREETINGS))
                                     or _word_position(turn.lows, k, gap_prev)):
