@@ -107,3 +107,50 @@ def test_words_without_a_person_cue_are_kept(pipeline, turns):
 ])
 def test_lowercase_names(pipeline, text, raws):
     assert_masked(pipeline, [text], raws)
+
+
+# ---------------------------------------------------------------- 4. contacts as people type them
+@pytest.mark.parametrize("text, raws", [
+    ("ana . silva @ outlook . com", ["ana", "silva"]),
+    ("sam dot k at yahoo", ["sam"]),
+    ("my outlook is samkellerman12", ["samkellerman12"]),
+    # similar sentences
+    ("its jo . baker @ gmail . com", ["baker"]),
+    ("email me: lena_m at hotmail", ["lena_m"]),
+    ("my gmail is mkovacs_07", ["mkovacs_07"]),
+])
+def test_contacts_as_typed(pipeline, text, raws):
+    assert_masked(pipeline, [text], raws)
+
+
+@pytest.mark.parametrize("turns", [
+    ["my gmail is full"],
+    ["I was at yahoo for two years"],
+    ["look at the outlook for tomorrow"],
+])
+def test_contact_words_alone_are_kept(pipeline, turns):
+    assert_kept(pipeline, turns)
+
+
+# ---------------------------------------------------------------- 6. IDs and handles without their own cue
+@pytest.mark.parametrize("text, raws", [
+    ("follow me on insta its maya.sketches", ["maya.sketches", "sketches"]),
+    ("add me on tiktok its leo_draws", ["leo_draws"]),
+])
+def test_handles_after_a_filler(pipeline, text, raws):
+    assert_masked(pipeline, [text], raws)
+
+
+def test_a_handle_without_letters_or_digits_does_not_crash(pipeline):
+    """'my handle is @_' raised IndexError in surrogate/generators.py gen_id (issue #22)."""
+    out = _run(pipeline, ["my handle is @_", "my id is --", "@_ @__ @."])
+    assert out[0].startswith("my handle is ")
+
+
+def test_gen_id_without_letters_or_digits():
+    from plainsight.surrogate.generators import gen_id
+    from plainsight.surrogate.keyed import KeyedRandom
+
+    for value in ("_", "@_", "--", "#"):
+        sur, _ = gen_id(value, KeyedRandom(b"k" * 32))
+        assert sur and sur != value and any(c.isalnum() for c in sur)
