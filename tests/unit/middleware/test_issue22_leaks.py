@@ -154,3 +154,75 @@ def test_gen_id_without_letters_or_digits():
     for value in ("_", "@_", "--", "#"):
         sur, _ = gen_id(value, KeyedRandom(b"k" * 32))
         assert sur and sur != value and any(c.isalnum() for c in sur)
+
+
+@pytest.mark.parametrize("turns, raws", [
+    (["6 1 7 5 5 5 0 1 9 8"], ["6 1 7 5 5 5 0 1 9 8", "0 1 9 8"]),
+    (["call me on 4 1 5 2 8 3 9 9 4"], ["4 1 5 2 8 3 9 9 4"]),
+    (["0433 812", "904 sorry"], ["0433 812", "904"]),
+    (["my number is 07700 900", "461"], ["07700 900", "461"]),
+    ([("tutor", "what's your phone number?"), "617 555", "0198"], ["617 555", "0198"]),
+])
+def test_phone_numbers_as_typed(pipeline, turns, raws):
+    out = _run(pipeline, turns)
+    for raw in raws:
+        assert raw not in " | ".join(out), (raw, out)
+
+
+@pytest.mark.parametrize("turns", [
+    ["find the median of 3 5 2 7 8 1 4 9 6 0"],
+    ["1 2 3 4 5 6 7 8 9 10"],
+    ["0.0833333"],
+    ["the answer is 1250000"],
+    ["so 42", "and 17 more"],
+])
+def test_numbers_that_are_maths_are_kept(pipeline, turns):
+    assert_kept(pipeline, turns)
+
+
+# ---------------------------------------------------------------- 3. names spelled or split
+@pytest.mark.parametrize("turns, raws", [
+    ([("tutor", "how do you spell your name?"), "T O M"], ["T O M"]),
+    (["T O M"], ["T O M"]),
+    (["K-O-W-A-L-S-K-I"], ["K-O-W-A-L-S-K-I"]),
+    ([("tutor", "can you spell your name for me?"), "B A R", "T E K"], ["B A R", "T E K"]),
+    (["its Chris", "tina sorry"], ["Chris", "tina"]),
+    # similar
+    ([("tutor", "what's your last name?"), "N-G-U-Y-E-N"], ["N-G-U-Y-E-N"]),
+    (["my name is j.e.s.s.i.c.a"], ["j.e.s.s.i.c.a"]),
+    ([("tutor", "spell it please"), "D A R", "I U S Z"], ["D A R", "I U S Z"]),
+    (["hi its Ann", "abelle oops"], ["Ann", "abelle"]),
+])
+def test_spelled_and_split_names(pipeline, turns, raws):
+    out = _run(pipeline, turns)
+    for raw in raws:
+        assert raw.casefold() not in _words(" ".join(out)) and raw not in " | ".join(out), (raw, out)
+
+
+def test_a_spelled_name_is_a_person_of_the_session(pipeline):
+    out = _run(pipeline, [("tutor", "how do you spell your surname?"), "B A R", "T E K", "yes bartek is my cousin"])
+    assert "bartek" not in out[-1].casefold(), out
+
+
+@pytest.mark.parametrize("turns", [
+    [("tutor", "spell cat"), "C A T"],
+    ["A B C D is a square"],
+    ["the answer is B, then C"],
+    ["its Chris", "well ok"],
+])
+def test_spelled_words_and_letters_are_kept(pipeline, turns):
+    out = _run(pipeline, turns)
+    texts = [t if isinstance(t, str) else t[1] for t in turns]
+    assert out[1:] == texts[1:] if texts[0] == "its Chris" else out == texts, out
+
+
+# ---------------------------------------------------------------- 6. IDs without their own cue
+@pytest.mark.parametrize("turns, raws", [
+    (["my student id is S-2024-11111 and my friend's is S-2024-22222"], ["S-2024-11111", "S-2024-22222", "22222"]),
+    (["my student id is S-2024-11111", "and hers is S-2024-22222"], ["S-2024-11111", "S-2024-22222", "22222"]),
+    (["my library card number is LB-88213-X, my brother's is LB-90412-K"], ["LB-88213-X", "LB-90412-K"]),
+])
+def test_sibling_ids(pipeline, turns, raws):
+    out = _run(pipeline, turns)
+    for raw in raws:
+        assert raw not in " | ".join(out), (raw, out)
