@@ -226,3 +226,36 @@ def test_sibling_ids(pipeline, turns, raws):
     out = _run(pipeline, turns)
     for raw in raws:
         assert raw not in " | ".join(out), (raw, out)
+
+
+# ---------------------------------------------------------------- 5. addresses outside the US and the UK
+@pytest.mark.parametrize("text, raws", [
+    ("Flat 12, Lotus Residency, 5th Main, Koramangala, Bengaluru 560034",
+     ["Lotus", "Residency", "5th Main", "Koramangala", "Bengaluru", "560034"]),
+    ("Calle de Alcalá 42, 2º A, 28014 Madrid", ["Alcalá", "28014", "Madrid", "2º A"]),
+    ("number 7 on Birch Lane", ["Birch", "7"]),
+    ("my postcode is M14 5RT", ["M14 5RT"]),
+    ("大阪府大阪市北区梅田3-1-1", ["梅田", "大阪市", "3-1-1"]),
+    # similar
+    ("House No. 45, Green Park Colony, Sector 12, Noida 201301", ["Green Park", "Noida", "201301"]),
+    ("we live at number 12 on Oak Street", ["Oak", "12"]),
+    ("my zip code is 02139", ["02139"]),
+    ("Rua Augusta 120, 3º, 1100-053 Lisboa", ["Augusta", "Lisboa"]),
+    ("北京市朝阳区建国路88号", ["建国路", "88号"]),
+    ("東京都港区六本木6丁目10番1号", ["六本木", "港区"]),
+    ("서울특별시 강남구 테헤란로 123", ["테헤란로", "강남구"]),
+])
+def test_addresses_outside_us_and_uk(pipeline, text, raws):
+    out = _run(pipeline, [text])[0]
+    for raw in raws:
+        assert raw.casefold() not in out.casefold(), (raw, out)
+
+
+@pytest.mark.parametrize("turns", [
+    ["question number 7 on page 12"],
+    ["the pin is at 3"],
+    ["flat 12 is the answer"],
+    ["大阪はきれいです"],
+])
+def test_address_lookalikes_are_kept(pipeline, turns):
+    assert_kept(pipeline, turns)
