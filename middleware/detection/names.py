@@ -87,6 +87,9 @@ def _word_position(lows: list[str], k: int, gap_prev: str) -> bool:
     return prev in _ARTICLES_DEGREE or (prev in _COPULAS and k >= 2 and lows[k - 2] in _SUBJECTS)
 
 
+#: Words before a lowercase word that make it a thing, not a person of the session ("the ash").
+_THING_BEFORE = frozenset("""the a an this that these those my your his her its our their some any each every no
+    of in on at per for into from by""".split())
 #: A learner's life narrative accepts a name the reviewer gives at least this probability (any, once
 #: the learner has named a person of their life by a relation in the session).
 _NARRATIVE_MIN = 0.05
@@ -233,7 +236,10 @@ class NameFinder:
             return  # "Great Job Tesha", "Awesome": the greeting, never the name
         if t.low == "im" and k + 1 < n and gap_next.strip() == "":
             return  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
-        memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
+        memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word") or (
+            strength >= 1.0 and not (k >= 1 and turn.lows[k - 1] in _THING_BEFORE)))
+        # (a person of the session whose name is also a word, typed in lowercase: "hi im ash" ...
+        # "ash again, still stuck"; not "the ash", "in autumn")
         cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
         if cue == "direct" and k >= 1 and turn.lows[k - 1] == "the" and (turn.topic_now or public_talk(memory)):
             cue = ""  # "with the Packers" in talk about sport: a team, not a family

@@ -259,3 +259,18 @@ def test_addresses_outside_us_and_uk(pipeline, text, raws):
 ])
 def test_address_lookalikes_are_kept(pipeline, turns):
     assert_kept(pipeline, turns)
+
+
+@pytest.mark.parametrize("turns, raws", [
+    (["hi im ash", "ash again, still stuck on q3"], ["ash"]),
+    (["hi its autumn :)", "ok autumn is ready"], ["autumn"]),
+    (["Dawn here!", "dawn needs a hint"], ["Dawn"]),
+    (["my name is tran van minh", "minh is fine, thanks"], ["tran", "minh"]),
+])
+def test_a_lowercase_name_of_the_session_is_masked_in_other_turns(pipeline, turns, raws):
+    assert_masked(pipeline, turns, raws)
+
+
+def test_a_word_name_of_the_session_stays_a_word_after_an_article(pipeline):
+    out = _run(pipeline, ["hi im ash", "the ash from the fire was grey"])
+    assert out[1] == "the ash from the fire was grey", out
