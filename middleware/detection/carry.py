@@ -33,6 +33,9 @@ SOURCE = "carry"
 #: letter please"); not a spelling exercise ("spell cat").
 _SPELL_ASK = re.compile(r"\bspell(?:ing)?\s+(?:(?:your|ur|his|her|their|the)\s+)?(?:(?:first|last|full|sur|family)\s*)?"
                         r"(?:name|it|that|this)\b|\bspell(?:ing)?\s*\?|\bletter by letter\b", re.IGNORECASE)
+#: An introduction right before a spelled run ("my name is j.e.s.s.i.c.a").
+_INTRO_BEFORE = re.compile(r"(?i)\b(?:my name is|name's|name’s|i'm|i’m|im|i am|call me|it's|it’s|its|this is|spelled|spelt)"
+                           r"[ \t]*[:,-]?[ \t]*$")
 #: A question about a phone number.
 _PHONE_ASK = re.compile(r"\b(?:phone|number|mobile|cell|whatsapp|call you|text you)\b", re.IGNORECASE)
 #: Letters typed one by one with one kind of separator: "T O M", "K-O-W-A-L-S-K-I", "t.o.m".
@@ -52,6 +55,17 @@ def _is_name(word: str, lex: Lexicon) -> bool:
     if t.low in STOP or len(word) < 3:
         return False
     return name_class(t) in NAMEISH or (t.info.is_name and t.info.first_rank <= 2000 and t.info.logp_lower < -12.0)
+
+
+def _plain_run(text: str, m: re.Match) -> bool:
+    """A spelled run that stands alone: capitals, a space or hyphen between them (not "P. E. I",
+    an abbreviation), and no letters running on ("B O R EEEE D", "I G G Y @IGGYAZALEA")."""
+    run = m.group()
+    if not run.isupper() or "." in run:
+        return False
+    before, after = text[: m.start()].rstrip(), text[m.end() :].lstrip()
+    return not (after[:1].isalpha() and after.split(None, 1)[0].isupper()) and not after.startswith("@") \
+        and not (before[-1:].isalpha() and before.split()[-1].isupper())
 
 
 def _only_filler(text: str) -> bool:
@@ -76,7 +90,9 @@ def find(text: str, role: str, memory: SessionMemory, spans: list[Span], lex: Le
             joined = carry["letters"] + letters if cont else letters
             if len(letters) < 3 and not cont:
                 continue
-            if not (asked or (cont and carry.get("masked")) or _is_name(letters, lex) or (cont and _is_name(joined, lex))):
+            intro = bool(_INTRO_BEFORE.search(text[max(0, m.start() - 24) : m.start()]))
+            if not (asked or intro or (cont and carry.get("masked")) or (cont and _is_name(joined, lex))
+                    or (_plain_run(text, m) and _is_name(letters, lex))):
                 continue
             if free(m.start(), m.end()):
                 out.append(Span(m.start(), m.end(), "NAME", SOURCE, 0.95, "spelled"))

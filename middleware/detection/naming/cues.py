@@ -39,7 +39,8 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     if is_calendar(t.text):
         return ""
     prev0 = toks[k - 1].low if k >= 1 else ""
-    if prev0 in LOWER_TITLES and t.lower and gap_prev in (" ", ". ") and _name_part(t, cls):
+    if prev0 in LOWER_TITLES and t.lower and gap_prev in (" ", ". ") and _name_part(t, cls) \
+            and (cls in NAMEISH or (len(t.text) >= 4 and re.search(r"[aeiouy]", t.low))):
         return "direct"  # "mrs gallagher", "mr. okafor": a courtesy title typed in lowercase (chat, not a word problem)
     if prev0 in PERSON_VERBS and t.lower and gap_prev == " " and cls in NAMEISH and t.info.first_rank <= 1000 \
             and t.info.logp_lower < -13.0:

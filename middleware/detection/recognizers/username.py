@@ -77,6 +77,9 @@ class UsernameRecognizer(Recognizer):
             handle_like = bool(re.search(r"[\d_.#]|[a-z][A-Z]", bare))
             if not (connector or handle_like):
                 continue  # "my account stays active"
+            if not handle_like and re.search(r"\bit(?:'|’)?s\s*$", c.group(), re.IGNORECASE) \
+                    and not re.search(r"\b(?:is|was)\s+(?:it(?:'|’)?s)\s*$|[=:]\s*(?:it(?:'|’)?s)\s*$", c.group(), re.IGNORECASE):
+                continue  # "on my account its annoying": "its" after a platform needs a handle-like name
             if not handle_like and _AMBIGUOUS_PLATFORMS.search(c.group()):
                 continue
             if "@" in text[m.end() : m.end() + 1]:
