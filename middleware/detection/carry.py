@@ -36,6 +36,10 @@ _SPELL_ASK = re.compile(r"\bspell(?:ing)?\s+(?:(?:your|ur|his|her|their|the)\s+)
 #: An introduction right before a spelled run ("my name is j.e.s.s.i.c.a").
 _INTRO_BEFORE = re.compile(r"(?i)\b(?:my name is|name's|name’s|i'm|i’m|im|i am|call me|it's|it’s|its|this is|spelled|spelt)"
                            r"[ \t]*[:,-]?[ \t]*$")
+#: A phone number's cue right before a (partial) number at the end of a turn ("my number is 555").
+_PHONE_CUE = re.compile(r"(?i)\b(?:(?:my|his|her|our|their|your|mum's|mom's|dad's)\s+(?:phone|cell|mobile|number|phone number|"
+                        r"cell number|mobile number|whatsapp)|call\s+(?:me|us)\s+(?:on|at)|text\s+(?:me|us)\s+(?:on|at))"
+                        r"\s*(?:is|:|-)?\s*(?:\+?\d[\d ().-]*)?$")
 #: A question about a phone number.
 _PHONE_ASK = re.compile(r"\b(?:phone|number|mobile|cell|whatsapp|call you|text you)\b", re.IGNORECASE)
 #: Letters typed one by one with one kind of separator: "T O M", "K-O-W-A-L-S-K-I", "t.o.m".
@@ -66,6 +70,18 @@ def _plain_run(text: str, m: re.Match) -> bool:
     before, after = text[: m.start()].rstrip(), text[m.end() :].lstrip()
     return not (after[:1].isalpha() and after.split(None, 1)[0].isupper()) and not after.startswith("@") \
         and not (before[-1:].isalpha() and before.split()[-1].isupper())
+
+
+def _phone_cue(before: str, digits: str, carry: dict, role: str) -> bool:
+    """A phone's cue before a number ending the turn: a phone word ("my cell is 617"), or "my
+    number is" before a number that starts with 0 or answers a question about a phone ("my number
+    is 345" in a number game stays)."""
+    m = _PHONE_CUE.search(before)
+    if m is None:
+        return False
+    if re.search(r"(?i)phone|cell|mobile|whatsapp|call|text", m.group()):
+        return True
+    return digits.startswith(("0", "+")) or bool(carry.get("phone") and carry.get("phone") != role)
 
 
 def _only_filler(text: str) -> bool:
@@ -115,9 +131,15 @@ def find(text: str, role: str, memory: SessionMemory, spans: list[Span], lex: Le
         digits_only = _only_filler(rest)
         m = groups[0]
         digits = re.sub(r"\D", "", m.group())
-        if carry.get("digits") and _only_filler(text[: m.start()]) and 9 <= len(carry["digits"]) + len(digits) <= 15:
+        if carry.get("digits") and _only_filler(text[: m.start()]) and 7 <= len(carry["digits"]) + len(digits) <= 15:
             if free(m.start(), m.end()):
                 out.append(Span(m.start(), m.end(), "PHONE", SOURCE, 0.9, "split"))
+        last = groups[-1]
+        if (last is not m or not carry.get("digits")) and 3 <= len(re.sub(r"\D", "", last.group())) <= 8 \
+                and _only_filler(text[last.end():]) and not re.search(r"[.,]\d", last.group()) \
+                and _phone_cue(text[max(0, last.start() - 32) : last.start()], last.group(), carry, role) \
+                and free(last.start(), last.end()):
+            out.append(Span(last.start(), last.end(), "PHONE", SOURCE, 0.85, "partial"))  # "my number is 555" (...)
         elif digits_only and len(groups) == 1 and 6 <= len(digits) <= 8 and not re.search(r"[.,]", m.group()) and (
                 m.group().startswith(("0", "+")) or (carry.get("phone") and carry.get("phone") != role)):
             if free(m.start(), m.end()):

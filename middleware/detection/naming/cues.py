@@ -87,7 +87,10 @@ def _relation_any(toks: list[Tok], k: int, gap_prev: str) -> bool:
     rel = toks[k - 1].low
     if not (rel in FAMILY or rel in RELATIONS or rel in _MORE_RELATIONS):
         return False
-    return toks[k - 2].low in POSSESSIVES or (toks[k - 2].poss and toks[k - 2].cap)
+    j = k - 2
+    if toks[j].low in _KIN_ADJECTIVES and j >= 1:
+        j -= 1  # "my little brother Rocky", "my best friend Sky"
+    return toks[j].low in POSSESSIVES or (toks[j].poss and toks[j].cap)
 
 
 def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
@@ -108,18 +111,23 @@ def _lowercase_intro(toks: list[Tok], k: int, gap_prev: str, cls: str) -> str:
     "hi im ash", "hi its autumn :)": a given name that is also a word, after an introduction, when
     it ends the clause (not "im late", "its cold outside")."""
     t = toks[k]
-    if not re.fullmatch(r"[ ,:]*", gap_prev or " "):
+    if not re.fullmatch(r"[ ,:]*", (gap_prev[2:] if k >= 1 and toks[k - 1].poss else gap_prev) or " "):
         return ""
     prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
     if t.lower and cls == "unknown" and len(t.text) >= 3:
         if prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me"):
             return "intro"
+    strong = prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me") or (
+        prev3[-2:] == ("my", "name") and toks[k - 1].poss)
+    if (strong and t.lower and len(t.text) >= 2 and t.low not in NOT_AFTER_IM and t.info.is_name
+            and t.info.first_rank <= 1500 and _clause_end(toks, k)):
+        return "intro"  # "call me max", "my name's jade": a name the speaker gives, even a common word
     if (cls == "wordish" and len(t.text) >= 3 and t.low not in NOT_AFTER_IM and t.info.first_rank <= 1500
             and t.info.logp_lower < -11.0 and _clause_end(toks, k)):
         if prev3[-3:] == ("my", "name", "is") or prev3[-2:] in (("call", "me"), ("i", "am")) or prev3[-1:] in (("im",), ("i'm",), ("i’m",)):
             return "intro"  # "hi im ash", "my name is dawn"
         j = k - 2 if prev3[-1:] in (("its",), ("it's",), ("it’s",)) else k - 3 if prev3[-2:] == ("it", "is") else -1
-        if j >= 0 and toks[j].low in STRONG_GREETINGS:
+        if j >= 0 and (toks[j].low in STRONG_GREETINGS or toks[j].low in ("yo", "sup")):
             return "intro"  # "hi its autumn :)"
     return ""
 
@@ -172,6 +180,11 @@ PERSON_VERBS = frozenset("ask asked asking tell told text texted texting message
 #: A relation word a possessive makes a person's ("my grandad Bill") beyond ``RELATIONS``.
 _MORE_RELATIONS = frozenset("grandad granddad gramps grampa grandpop grandmom nan nanna nonna nonno abuela abuelo "
                             "oma opa bff bestfriend stepson stepdaughter godson goddaughter babysitter nanny".split())
+
+
+#: Words between a possessive and a relation ("my little brother", "my best friend").
+_KIN_ADJECTIVES = frozenset("best little big older younger old elder eldest oldest youngest baby twin step half "
+                            "favourite favorite new late lil".split())
 
 
 def _name_part(t: Tok, cls: str) -> bool:

@@ -274,3 +274,27 @@ def test_a_lowercase_name_of_the_session_is_masked_in_other_turns(pipeline, turn
 def test_a_word_name_of_the_session_stays_a_word_after_an_article(pipeline):
     out = _run(pipeline, ["hi im ash", "the ash from the fire was grey"])
     assert out[1] == "the ash from the fire was grey", out
+
+
+@pytest.mark.parametrize("turns, raws", [
+    (["call me max"], ["max"]),
+    (["my name's jade"], ["jade"]),
+    (["my little brother Rocky is 5"], ["Rocky"]),
+    (["my best friend Sky says hi"], ["Sky"]),
+    (["yo its hunter"], ["hunter"]),
+    (["my cell is 617", "555 0198 thx"], ["617", "555 0198"]),
+    ([("tutor", "what's your mobile number?"), "my number is 0412", "388 019"], ["0412", "388 019"]),
+])
+def test_more_sentences_of_the_same_kinds(pipeline, turns, raws):
+    out = _run(pipeline, turns)
+    for raw in raws:
+        assert raw.casefold() not in _words(" | ".join(out)) and raw not in " | ".join(out), (raw, out)
+
+
+@pytest.mark.parametrize("turns", [
+    ["think of a number", "my number is 345"],
+    ["call me later"],
+    ["call me back"],
+])
+def test_more_lookalikes_are_kept(pipeline, turns):
+    assert_kept(pipeline, turns)
