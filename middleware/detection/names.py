@@ -213,7 +213,33 @@ class NameFinder:
                 memory.expect_name = role_key or "?"  # "What's your name? Mine is Ms. Lee." — the answer comes next
         for k in range(len(toks)):
             self._review(turn, k, memory)
-        return self._finish(turn, memory)
+        spans = self._finish(turn, memory)
+        return self._mentions_again(turn, spans, memory) if spans else spans
+
+    def _mentions_again(self, turn: _Turn, spans: list[Span], memory: SessionMemory) -> list[Span]:
+        """A person this turn confirmed is masked at every mention of the turn: one unmasked mention
+        would stand right beside its surrogate ("my cousin June is coming too. June is great");
+        a lowercase mention not after an article or preposition ("hi im ash, ash ketchum lol")."""
+        text, toks = turn.text, turn.toks
+        words = set()
+        for sp in spans:
+            for w in re.findall(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*", text[sp.start : sp.end]):
+                if len(w) >= 2 and memory.person_strength(w) >= 1.0:
+                    words.add(w.casefold())
+        if not words:
+            return spans
+        more = []
+        for k, t in enumerate(toks):
+            if t.low not in words or t.low in STOP or t.upper and len(t.text) < 3:
+                continue
+            if any(sp.start < t.end and t.start < sp.end for sp in spans) or k in turn.rejected or k in turn.pubskip:
+                continue  # (a mention the reviewer or a keep rule read as something else: "a Rio marker", "to Orlando")
+            if turn.keeps and any(a <= t.start and t.end <= b for a, b, _ in turn.keeps):
+                continue
+            if not t.cap and k >= 1 and turn.lows[k - 1] in _THING_BEFORE:
+                continue
+            more.append(Span(t.start, t.end, "NAME", self.source, 0.85, "memory"))
+        return sorted([*spans, *more], key=lambda s: s.start) if more else spans
 
     def _review(self, turn: _Turn, k: int, memory: SessionMemory) -> None:
         """Decide token ``k``: 1. what the session knows, 2. direct cues, 3. the rules' score,

@@ -298,3 +298,13 @@ def test_more_sentences_of_the_same_kinds(pipeline, turns, raws):
 ])
 def test_more_lookalikes_are_kept(pipeline, turns):
     assert_kept(pipeline, turns)
+
+
+@pytest.mark.parametrize("text, raw", [
+    ("my cousin June is coming too. June is great", "June"),
+    ("Dawn here! dawn is my name", "Dawn"),
+    ("hi im ash, ash is short for ashley", "ash"),
+])
+def test_a_name_masked_in_a_turn_is_masked_at_every_mention(pipeline, text, raw):
+    """No real name right beside its surrogate (issue #22 item 1)."""
+    assert_masked(pipeline, [text], [raw])
