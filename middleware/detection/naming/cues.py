@@ -122,7 +122,7 @@ def _lowercase_intro(toks: list[Tok], k: int, gap_prev: str, cls: str) -> str:
     if (strong and t.lower and len(t.text) >= 2 and t.low not in NOT_AFTER_IM and t.info.is_name
             and t.info.first_rank <= 1500 and _clause_end(toks, k)):
         return "intro"  # "call me max", "my name's jade": a name the speaker gives, even a common word
-    if (cls == "wordish" and len(t.text) >= 3 and t.low not in NOT_AFTER_IM and t.info.first_rank <= 1500
+    if (cls == "wordish" and len(t.text) >= 3 and t.low not in NOT_AFTER_IM and t.info.first_rank <= 1000
             and t.info.logp_lower < -11.0 and _clause_end(toks, k)):
         if prev3[-3:] == ("my", "name", "is") or prev3[-2:] in (("call", "me"), ("i", "am")) or prev3[-1:] in (("im",), ("i'm",), ("i’m",)):
             return "intro"  # "hi im ash", "my name is dawn"
