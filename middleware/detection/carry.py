@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Span
+from .base import Span, has_digit
 from .lexicon import Lexicon
 from .memory import SessionMemory
 from .naming.tokens import NAMEISH, STOP, name_class, tokenize
@@ -45,6 +45,7 @@ _PHONE_ASK = re.compile(r"\b(?:phone|number|mobile|cell|whatsapp|call you|text y
 #: Letters typed one by one with one kind of separator: "T O M", "K-O-W-A-L-S-K-I", "t.o.m".
 _SPELLED = re.compile(r"(?<![\w'’-])[A-Za-z](?P<sep> |-|\. ?)[A-Za-z](?:(?P=sep)[A-Za-z]){0,24}(?![\w'’-])")
 #: Words around a piece of a value that say nothing ("its", "sorry", "the rest is").
+_SPELL_GATE = re.compile(r"\b[A-Za-z](?: |-|\. ?)[A-Za-z](?: |-|\. ?)[A-Za-z]\b|\b[A-Za-z](?: |-|\. ?)[A-Za-z]\b(?=\W*$)|^\W*[A-Za-z](?: |-|\. ?)[A-Za-z]\b")
 _FILLER = frozenset("""its it's it’s it is my the number phone mobile cell no sorry soz oops then and rest ok okay
     oh wait i mean also last first part is name surname letters spelled spell thanks thx lol yes yeah yep""".split())
 _DIGIT_GROUPS = re.compile(r"\+?\(?\d[\d ().-]*\d|\d")
@@ -99,7 +100,7 @@ def find(text: str, role: str, memory: SessionMemory, spans: list[Span], lex: Le
 
     asked = bool(carry.get("ask")) and carry.get("ask") != role or bool(memory.expect_name and memory.expect_name != role)
     # 1. spelled letters
-    if re.search(r"[A-Za-z][ .-][A-Za-z]", text):
+    if _SPELL_GATE.search(text):
         for m in _SPELLED.finditer(text):
             letters = "".join(c for c in m.group() if c.isalpha()).casefold()
             cont = bool(carry.get("letters")) and _only_filler(text[: m.start()])
@@ -124,26 +125,28 @@ def find(text: str, role: str, memory: SessionMemory, spans: list[Span], lex: Le
                     and free(t.start, t.end)):
                 out.append(Span(t.start, t.end, "NAME", SOURCE, 0.9, "split"))
                 memory.add_person(joined, 1.0)
-    # 3. a phone number broken over two turns
-    groups = list(_DIGIT_GROUPS.finditer(text))
-    if groups:
-        rest = _DIGIT_GROUPS.sub(" ", text)
-        digits_only = _only_filler(rest)
-        m = groups[0]
-        digits = re.sub(r"\D", "", m.group())
-        if carry.get("digits") and _only_filler(text[: m.start()]) and 7 <= len(carry["digits"]) + len(digits) <= 15:
-            if free(m.start(), m.end()):
-                out.append(Span(m.start(), m.end(), "PHONE", SOURCE, 0.9, "split"))
-        last = groups[-1]
-        if (last is not m or not carry.get("digits")) and 3 <= len(re.sub(r"\D", "", last.group())) <= 8 \
-                and _only_filler(text[last.end():]) and not re.search(r"[.,]\d", last.group()) \
-                and _phone_cue(text[max(0, last.start() - 32) : last.start()], last.group(), carry, role) \
-                and free(last.start(), last.end()):
-            out.append(Span(last.start(), last.end(), "PHONE", SOURCE, 0.85, "partial"))  # "my number is 555" (...)
-        elif digits_only and len(groups) == 1 and 6 <= len(digits) <= 8 and not re.search(r"[.,]", m.group()) and (
-                m.group().startswith(("0", "+")) or (carry.get("phone") and carry.get("phone") != role)):
-            if free(m.start(), m.end()):
-                out.append(Span(m.start(), m.end(), "PHONE", SOURCE, 0.85, "partial"))
+    # 3. a phone number broken over two turns (only the turn's first and last 64 characters are read)
+    if has_digit(text):
+        head = text[:64]
+        first = _DIGIT_GROUPS.search(head)
+        if first is not None and carry.get("digits") and _only_filler(head[: first.start()]):
+            n = len(re.sub(r"\D", "", first.group()))
+            if 7 <= len(carry["digits"]) + n <= 15 and free(first.start(), first.end()):
+                out.append(Span(first.start(), first.end(), "PHONE", SOURCE, 0.9, "split"))
+        off = max(0, len(text) - 64)
+        last = None
+        for last in _DIGIT_GROUPS.finditer(text, off):
+            pass
+        if last is not None and _only_filler(text[last.end():]) and not re.search(r"[.,]\d", last.group()):
+            n = len(re.sub(r"\D", "", last.group()))
+            alone = len(text) <= 64 and _only_filler(text[: last.start()])
+            if 3 <= n <= 8 and _phone_cue(text[max(0, last.start() - 32) : last.start()], last.group(), carry, role):
+                if free(last.start(), last.end()):
+                    out.append(Span(last.start(), last.end(), "PHONE", SOURCE, 0.85, "partial"))  # "my cell is 617" (...)
+            elif alone and 6 <= n <= 8 and (last.group().startswith(("0", "+"))
+                                            or (carry.get("phone") and carry.get("phone") != role)):
+                if free(last.start(), last.end()):
+                    out.append(Span(last.start(), last.end(), "PHONE", SOURCE, 0.85, "partial"))  # "0433 812" (...)
     return out
 
 
@@ -151,17 +154,20 @@ def remember(text: str, role: str, spans: list[Span], memory: SessionMemory, tur
     """What turn number ``turn`` (this one) leaves for the next one: a spelling request, a spelled
     run, a name or a partial phone number that ends the turn."""
     new: dict = {}
-    if _SPELL_ASK.search(text):
+    low = text.casefold()
+    if ("spell" in low or "letter" in low) and _SPELL_ASK.search(text):
         new["ask"] = role or "?"
-    if _PHONE_ASK.search(text) and "?" in text:
+    if "?" in text and _PHONE_ASK.search(text):
         new["phone"] = role or "?"
-    tail = re.search(r"[\W_]*$", text)
-    end = tail.start() if tail else len(text)
+    end = len(text)
+    while end > 0 and not text[end - 1].isalnum():
+        end -= 1
     last = max((s for s in spans if s.end >= end), key=lambda s: s.end, default=None)
     spelled = None
-    for spelled in _SPELLED.finditer(text):
-        pass
-    if spelled is not None and spelled.end() >= end - 1 and _only_filler(text[spelled.end():]):
+    if end >= 3 and text[end - 2] in " .-":  # (a spelled run ends the turn: "... T E K")
+        for spelled in _SPELLED.finditer(text, max(0, len(text) - 120)):
+            pass
+    if spelled is not None and _only_filler(text[spelled.end():]):
         prev = memory.carry if memory.carry.get("t") == turn - 1 else {}
         letters = "".join(c for c in spelled.group() if c.isalpha()).casefold()
         if prev.get("letters") and _only_filler(text[: spelled.start()]):

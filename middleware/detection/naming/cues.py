@@ -111,14 +111,17 @@ def _lowercase_intro(toks: list[Tok], k: int, gap_prev: str, cls: str) -> str:
     "hi im ash", "hi its autumn :)": a given name that is also a word, after an introduction, when
     it ends the clause (not "im late", "its cold outside")."""
     t = toks[k]
-    if not re.fullmatch(r"[ ,:]*", (gap_prev[2:] if k >= 1 and toks[k - 1].poss else gap_prev) or " "):
+    if k < 1 or toks[k - 1].low not in _INTRO_LAST:
+        return ""
+    if not re.fullmatch(r"[ ,:]*", (gap_prev[2:] if toks[k - 1].poss else gap_prev) or " "):
         return ""
     prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
+    if toks[k - 1].poss:
+        prev3 = prev3[:-1] + (prev3[-1] + "'s",)  # tokenize() strips "'s": "my name's jade", "hi it's autumn"
     if t.lower and cls == "unknown" and len(t.text) >= 3:
         if prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me"):
             return "intro"
-    strong = prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me") or (
-        prev3[-2:] == ("my", "name") and toks[k - 1].poss)
+    strong = prev3[-3:] == ("my", "name", "is") or prev3[-2:] in (("call", "me"), ("my", "name's"))
     if (strong and t.lower and len(t.text) >= 2 and t.low not in NOT_AFTER_IM and t.info.is_name
             and t.info.first_rank <= 1500 and _clause_end(toks, k)):
         return "intro"  # "call me max", "my name's jade": a name the speaker gives, even a common word
@@ -158,6 +161,11 @@ def intro_parts(toks: list[Tok], k: int, text: str) -> list[int]:
         out.append(j)
         j += 1
     return out
+
+
+#: Last words of the introductions ``_lowercase_intro`` reads ("my name is", "my name's", "call me",
+#: "i am", "im", "its", "it is").
+_INTRO_LAST = frozenset(("is", "name", "me", "am", "im", "i'm", "i’m", "its", "it", "it's", "it’s"))
 
 
 def _clause_end(toks: list[Tok], k: int) -> bool:

@@ -157,6 +157,8 @@ _CJK_ADDRESS = re.compile(
 _HANGUL_ADDRESS = re.compile(r"(?:[가-힣]+(?:시|도)[ \t])?[가-힣]+(?:구|군|시)[ \t][가-힣0-9]+(?:로|길)[ \t]?\d+(?:-\d+)?")
 
 
+_UNIT_GATE = re.compile(r"(?i)flat|apt|apartment|house|h\.? ?no|door|plot|unit|villa|block|suite")
+_NUMBER_GATE = re.compile(r"(?i)(?:number|no\.?|nr\.?|#)[ \t]*\d")
 _POSTCODE_GATE = re.compile(r"(?i)post|zip|pin|c[oó]digo|plz|eircode|\bcap\b")
 _CJK_OR_HANGUL = re.compile(r"[\u3040-\u9fff\uac00-\ud7a3]")
 
@@ -164,12 +166,14 @@ _CJK_OR_HANGUL = re.compile(r"[\u3040-\u9fff\uac00-\ud7a3]")
 def _more_shapes(text: str) -> list[tuple[int, int, float]]:
     """Address parts of the shapes above: (start, end, score)."""
     out: list[tuple[int, int, float]] = []
-    for m in _UNIT_LED.finditer(text):
-        if m.group("pin") or m.group("parts").count(",") >= 3:
-            out.append((m.start(), m.end(), 0.85))
-    for m in _NUMBER_ON.finditer(text):
-        out.append((m.start("num"), m.end("num"), 0.8))
-        out.append((m.start("street"), m.end("street"), 0.8))
+    if "," in text and _UNIT_GATE.search(text):
+        for m in _UNIT_LED.finditer(text):
+            if m.group("pin") or m.group("parts").count(",") >= 3:
+                out.append((m.start(), m.end(), 0.85))
+    if _NUMBER_GATE.search(text):
+        for m in _NUMBER_ON.finditer(text):
+            out.append((m.start("num"), m.end("num"), 0.8))
+            out.append((m.start("street"), m.end("street"), 0.8))
     if _POSTCODE_GATE.search(text):
         for m in _POSTCODE.finditer(text):
             if _POSTCODE_CUE.search(text[max(0, m.start() - 40) : m.start()]) and not re.match(r"[\w-]", text[m.start() - 1 : m.start()] or " "):

@@ -25,6 +25,7 @@ _PROVIDER_ONLY = re.compile(
     r"(?P<domain>gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|protonmail|proton|gmx)\b(?!\s*(?:\.|dot\b)\s*\w)",
     re.IGNORECASE,
 )
+_PROVIDER_WORDS = ("gmail", "yahoo", "ymail", "hotmail", "outlook", "icloud", "aol", "proton", "gmx")
 # Letters typed one by one: "m a r i a @ g m a i l . c o m"
 _SPACED_EMAIL = re.compile(r"(?<!\S)(?:[A-Za-z0-9._-] ){2,}@(?: [A-Za-z0-9._-]){3,}(?!\S)")
 _MAIL_PROVIDERS = frozenset(
@@ -78,7 +79,7 @@ class ObfuscatedEmailRecognizer(Recognizer):
                 if local.casefold() in _NOT_LOCAL or not (provider or spelled):
                     continue
             out.append(Span(m.start(), m.end(), "EMAIL", self.name, 0.95 if (provider or spelled) else 0.85))
-        for m in _PROVIDER_ONLY.finditer(text):
+        for m in _PROVIDER_ONLY.finditer(text) if any(p in low for p in _PROVIDER_WORDS) else ():
             if any(s.start < m.end() and m.start() < s.end for s in out):
                 continue
             local_raw = m.group("local")

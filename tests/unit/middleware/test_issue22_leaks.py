@@ -61,6 +61,7 @@ def assert_kept(pipeline, turns):
     ("our neighbour Rose has a dog", ["Rose"]),
     ("my granddad Frank taught me chess", ["Frank"]),
     ("hey its hazel!", ["hazel"]),
+    ("hi it's autumn!", ["autumn"]),
     ("hello, Robin here. can you help?", ["Robin"]),
 ])
 def test_names_that_are_words_after_a_cue(pipeline, text, raws):
