@@ -163,6 +163,19 @@ _POSTCODE_GATE = re.compile(r"(?i)post|zip|pin|c[oó]digo|plz|eircode|\bcap\b")
 _CJK_OR_HANGUL = re.compile(r"[\u3040-\u9fff\uac00-\ud7a3]")
 
 
+#: A street without a number after "live on" ("I live on Birch Lane", "we stay at Rose Close").
+_LIVED_ON = re.compile(
+    r"(?i:\b(?:live|lives|lived|living|stay|stays|stayed|staying|moved)[ \t]+(?:on|at|in|to)[ \t]+)"
+    rf"(?P<street>(?:{_CW}[ \t]+){{1,3}}(?:{_cased(_STREET_TYPES)}))\b"
+)
+
+
+def _street_lived_on(text: str) -> list[Span]:
+    if "liv" not in text and "stay" not in text and "moved" not in text:
+        return []
+    return [Span(m.start("street"), m.end("street"), "ADDRESS", "address", 0.8) for m in _LIVED_ON.finditer(text)]
+
+
 def _more_shapes(text: str) -> list[tuple[int, int, float]]:
     """Address parts of the shapes above: (start, end, score)."""
     out: list[tuple[int, int, float]] = []
@@ -254,7 +267,7 @@ class AddressRecognizer(Recognizer):
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
         if not has_digit(text):
-            return []
+            return _street_lived_on(text)
         lower_ok = not any(ch.isupper() for ch in text)
         out: list[Span] = []
         cands: list[tuple[int, int, float]] = []

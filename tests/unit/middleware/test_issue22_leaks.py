@@ -309,3 +309,19 @@ def test_more_lookalikes_are_kept(pipeline, turns):
 def test_a_name_masked_in_a_turn_is_masked_at_every_mention(pipeline, text, raw):
     """No real name right beside its surrogate (issue #22 item 1)."""
     assert_masked(pipeline, [text], [raw])
+
+
+@pytest.mark.parametrize("text, raws", [
+    ("I live on Birch Lane", ["Birch"]),
+    ("we moved to Rose Close last year", ["Rose Close"]),
+])
+def test_a_street_lived_on_without_a_number(pipeline, text, raws):
+    out = _run(pipeline, [text])[0]
+    for raw in raws:
+        assert raw not in out, (raw, out)
+
+
+@pytest.mark.parametrize("turns", [["I live on the first floor"], ["we stay in the park tonight"],
+                                   ["I live on my own now"]])
+def test_living_without_a_street_is_kept(pipeline, turns):
+    assert_kept(pipeline, turns)
