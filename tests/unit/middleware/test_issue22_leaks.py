@@ -325,3 +325,29 @@ def test_a_street_lived_on_without_a_number(pipeline, text, raws):
                                    ["I live on my own now"]])
 def test_living_without_a_street_is_kept(pipeline, turns):
     assert_kept(pipeline, turns)
+
+
+def test_the_carry_is_part_of_the_stored_memory_and_only_when_set():
+    import json
+
+    from plainsight.middleware.detection.memory import SessionMemory
+
+    m = SessionMemory()
+    assert "carry" not in m.to_dict()  # a state that never used it is stored exactly as before
+    m.carry = {"letters": "bar", "masked": True, "t": 3}
+    back = SessionMemory.from_dict(json.loads(json.dumps(m.to_dict())))
+    assert back.carry == m.carry
+
+
+def test_the_same_session_gives_the_same_bytes_in_a_fresh_process_state():
+    """Determinism with the carried pieces: the same turns of the same session through two fresh
+    pipelines (same secret) give the same output bytes."""
+    turns = [("student", "its Chris"), ("student", "tina sorry"), ("tutor", "can you spell your surname?"),
+             ("student", "B A R"), ("student", "T E K"), ("student", "0433 812"), ("student", "904 sorry")]
+    outs = []
+    for _ in range(2):
+        p = build_pipeline(load_settings(None, surrogate={"secret": "issue-22-test-secret"}))
+        outs.append([p.process_sync(InputTurn(session_id="replay", turn_id=i, role=r, text=t, sent_at=0.0)).logs.text
+                     for i, (r, t) in enumerate(turns)])
+    assert outs[0] == outs[1]
+    assert "tina" not in outs[0][1] and outs[0][3] != "B A R" and outs[0][4] != "T E K" and "904" not in outs[0][6]
