@@ -37,6 +37,8 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     if _relation_any(toks, k, gap_prev):
         return "direct"  # "my cousin June", "my grandad Bill": a relation makes a person, whatever the lexicon says
     if is_calendar(t.text):
+        if t.lower and t.low not in NAME_STOPS and _relation(toks, k, gap_prev, cls):
+            return "direct"  # "my cousin june": a month that is a name, after a relation
         return ""
     prev0 = toks[k - 1].low if k >= 1 else ""
     if prev0 in LOWER_TITLES and t.lower and gap_prev in (" ", ". ") and _name_part(t, cls) \

@@ -351,3 +351,12 @@ def test_the_same_session_gives_the_same_bytes_in_a_fresh_process_state():
                      for i, (r, t) in enumerate(turns)])
     assert outs[0] == outs[1]
     assert "tina" not in outs[0][1] and outs[0][3] != "B A R" and outs[0][4] != "T E K" and "904" not in outs[0][6]
+
+
+@pytest.mark.parametrize("text, raws", [("my cousin june is coming too", ["june"]), ("my aunt april lives here", ["april"])])
+def test_a_lowercase_month_name_after_a_relation(pipeline, text, raws):
+    assert_masked(pipeline, [text], raws)
+
+
+def test_my_mom_may_come_is_kept(pipeline):
+    assert_kept(pipeline, ["my mom may come later"])
