@@ -143,7 +143,8 @@ def find(text: str, role: str, memory: SessionMemory, spans: list[Span], lex: Le
             if 3 <= n <= 8 and _phone_cue(text[max(0, last.start() - 32) : last.start()], last.group(), carry, role):
                 if free(last.start(), last.end()):
                     out.append(Span(last.start(), last.end(), "PHONE", SOURCE, 0.85, "partial"))  # "my cell is 617" (...)
-            elif alone and 6 <= n <= 8 and (last.group().startswith(("0", "+"))
+            elif alone and (6 <= n <= 8 or (4 <= n <= 8 and last.group().startswith(("0", "+")))) \
+                    and (last.group().startswith(("0", "+"))
                                             or (carry.get("phone") and carry.get("phone") != role)):
                 if free(last.start(), last.end()):
                     out.append(Span(last.start(), last.end(), "PHONE", SOURCE, 0.85, "partial"))  # "0433 812" (...)

@@ -133,6 +133,11 @@ _UNIT_LED = re.compile(
     r"unit|villa|block|suite)[ \t]*#?[ \t]*\d{1,5}[A-Za-z]?(?:[-/]\d{1,4}[A-Za-z]?)?"
     rf"(?P<parts>(?:[ \t]*,[ \t]*{_CHUNK}){{2,7}})(?P<pin>[ \t]*[-,]?[ \t]*\d{{5,6}})?(?![\w])"
 )
+#: The same comma-separated parts led by a bare house number, after an address cue.
+_CUE_LED = re.compile(
+    rf"(?<![\w-])\d{{1,5}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?)?(?P<parts>(?:[ \t]*,[ \t]*{_CHUNK}){{2,7}})"
+    r"(?P<pin>[ \t]*[-,]?[ \t]*\d{5,6})?(?![\w])"
+)
 #: "number 7 on Birch Lane": a house number, then the street it is on.
 _NUMBER_ON = re.compile(
     rf"(?i:\b(?:number|no\.?|nr\.?|#))[ \t]*(?P<num>\d{{1,5}}[A-Za-z]?)[ \t]+(?i:on|in|at)[ \t]+(?i:the[ \t]+)?"
@@ -182,6 +187,10 @@ def _more_shapes(text: str) -> list[tuple[int, int, float]]:
     if "," in text and _UNIT_GATE.search(text):
         for m in _UNIT_LED.finditer(text):
             if m.group("pin") or m.group("parts").count(",") >= 3:
+                out.append((m.start(), m.end(), 0.85))
+    if "," in text and _CUE_WORDS.search(text):
+        for m in _CUE_LED.finditer(text):  # "I live at 45, 2nd Cross, Indiranagar, Bengaluru 560038"
+            if (m.group("pin") or m.group("parts").count(",") >= 3) and _STRONG_CUE.search(text[max(0, m.start() - 48) : m.start()]):
                 out.append((m.start(), m.end(), 0.85))
     if _NUMBER_GATE.search(text):
         for m in _NUMBER_ON.finditer(text):

@@ -30,7 +30,7 @@ _USERNAME_CONTEXT = re.compile(
     r"user ?name|user ?id|user|handle|screen ?name|display ?name|ign|gamer ?tag|login(?: name)?|log ?in|account name|"
     r"account|nick(?:name)?)"
     r"\s*(?:is|was|=|:|-|'s|’s)?\s*(?:(?:it's|its|just|literally)\s+)?[\"'“‘]?"
-    rf"|\b(?:add|follow|find|dm|message|friend|text)\s+me\s+(?:on|at)\s+(?:{_PLATFORMS})\s*(?:[:,-]|\bas\b|\bit's\b|\bits\b|\bit’s\b|\bit is\b|\bis\b)?\s*[\"'“‘]?"
+    rf"|(?:\b(?:add|follow|find|dm|message|friend|text)\s+me|\b(?:i'm|i’m|im|i\s+am)|\bme)\s+(?:on|at)\s+(?:{_PLATFORMS})\s*(?:[:,-]|\bas\b|\bit's\b|\bits\b|\bit’s\b|\bit is\b|\bis\b)?\s*[\"'“‘]?"
     r"|\b(?:user ?name|user ?id|handle|ign|gamer ?tag|login)\s*[:=]\s*)",
     re.IGNORECASE,
 )

@@ -360,3 +360,19 @@ def test_a_lowercase_month_name_after_a_relation(pipeline, text, raws):
 
 def test_my_mom_may_come_is_kept(pipeline):
     assert_kept(pipeline, ["my mom may come later"])
+
+
+@pytest.mark.parametrize("turns, raws", [
+    (["its 0412", "388 019"], ["0412", "388 019"]),
+    (["I live at 45, 2nd Cross, Indiranagar, Bengaluru 560038"], ["Indiranagar", "Bengaluru", "560038", "2nd Cross"]),
+    (["i'm on discord its nova#1234"], ["nova#1234"]),
+])
+def test_still_more_of_the_same_kinds(pipeline, turns, raws):
+    out = " | ".join(_run(pipeline, turns))
+    for raw in raws:
+        assert raw not in out, (raw, out)
+
+
+@pytest.mark.parametrize("turns", [["so 0.412"], ["I have 45, 12, 9, 7 and 3 left"], ["call me on whatsapp later"]])
+def test_still_more_lookalikes_are_kept(pipeline, turns):
+    assert_kept(pipeline, turns)
