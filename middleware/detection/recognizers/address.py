@@ -162,9 +162,14 @@ _CJK_ADDRESS = re.compile(
 _HANGUL_ADDRESS = re.compile(r"(?:[가-힣]+(?:시|도)[ \t])?[가-힣]+(?:구|군|시)[ \t][가-힣0-9]+(?:로|길)[ \t]?\d+(?:-\d+)?")
 
 
-_UNIT_GATE = re.compile(r"(?i)flat|apt|apartment|house|h\.? ?no|door|plot|unit|villa|block|suite")
+#: Substrings (of the case-folded turn) without which a shape below cannot occur: cheap gates.
+_UNIT_WORDS = ("flat", "apt", "apartment", "house", "h.no", "hno", "door", "plot", "unit", "villa", "block", "suite")
+_CUE_SUBSTRINGS = ("liv", "address", "adresse", "direcci", "indirizzo", "anschrift", "wohne", "habite", "abito", "moro",
+                   "viv", "located", "send", "deliver", "mail", "ship", "meet", "drop", "house", "home", "office",
+                   "restaurant", "store", "shop")
+_NUMBER_WORDS = ("number", "no", "nr", "#")
 _NUMBER_GATE = re.compile(r"(?i)(?:number|no\.?|nr\.?|#)[ \t]*\d")
-_POSTCODE_GATE = re.compile(r"(?i)post|zip|pin|c[oó]digo|plz|eircode|\bcap\b")
+_POSTCODE_WORDS = ("post", "zip", "pin", "codigo", "código", "plz", "eircode", "cap")
 _CJK_OR_HANGUL = re.compile(r"[\u3040-\u9fff\uac00-\ud7a3]")
 
 
@@ -184,19 +189,21 @@ def _street_lived_on(text: str) -> list[Span]:
 def _more_shapes(text: str) -> list[tuple[int, int, float]]:
     """Address parts of the shapes above: (start, end, score)."""
     out: list[tuple[int, int, float]] = []
-    if "," in text and _UNIT_GATE.search(text):
+    low = text.casefold()
+    comma = "," in text
+    if comma and any(w in low for w in _UNIT_WORDS):
         for m in _UNIT_LED.finditer(text):
             if m.group("pin") or m.group("parts").count(",") >= 3:
                 out.append((m.start(), m.end(), 0.85))
-    if "," in text and _CUE_WORDS.search(text):
+    if comma and any(w in low for w in _CUE_SUBSTRINGS) and _CUE_WORDS.search(text):
         for m in _CUE_LED.finditer(text):  # "I live at 45, 2nd Cross, Indiranagar, Bengaluru 560038"
             if (m.group("pin") or m.group("parts").count(",") >= 3) and _STRONG_CUE.search(text[max(0, m.start() - 48) : m.start()]):
                 out.append((m.start(), m.end(), 0.85))
-    if _NUMBER_GATE.search(text):
+    if any(w in low for w in _NUMBER_WORDS) and _NUMBER_GATE.search(text):
         for m in _NUMBER_ON.finditer(text):
             out.append((m.start("num"), m.end("num"), 0.8))
             out.append((m.start("street"), m.end("street"), 0.8))
-    if _POSTCODE_GATE.search(text):
+    if any(w in low for w in _POSTCODE_WORDS):
         for m in _POSTCODE.finditer(text):
             if _POSTCODE_CUE.search(text[max(0, m.start() - 40) : m.start()]) and not re.match(r"[\w-]", text[m.start() - 1 : m.start()] or " "):
                 out.append((m.start(), m.end(), 0.9))
