@@ -274,6 +274,9 @@ def _iban_check(country: str, bban: str) -> str:
 
 def gen_id(value: str, rng: KeyedRandom) -> tuple[str, str]:
     compact = "".join(c for c in value if c.isalnum())
+    if not compact:  # no letter or digit to redraw ("@_", "--"): a short code of its own (issue #22)
+        new = rng.upper() + rng.digit() + rng.digit() + rng.digit()
+        return new, new
     if _IBAN.match(compact):
         country = compact[:2]
         bban = "".join(_class_char(c, rng) for c in compact[4:])

@@ -20,7 +20,7 @@ import re
 from typing import Callable
 
 from .base import Detector, Span, TurnContext, resolve_overlaps
-from . import evidence, script_names
+from . import carry, evidence, script_names
 from . import value_memory
 from .memory import SessionMemory
 from .name_recognizer import NameRecognizer
@@ -146,6 +146,8 @@ class Cascade(Detector):
         if self._added_sources:
             spans = _prefer_specific(spans, self._added_sources)
         spans.extend(value_memory.recall(text, spans, memory))  # values found earlier in the session
+        role = (ctx.role or "").strip().casefold()
+        spans.extend(carry.find(text, role, memory, spans, self.names.lex))  # "T O M", "B A R" / "T E K", "0433 812" / "904"
         doubts: list = []
         keeps: list = []
         if self.registry.names_enabled:
@@ -156,7 +158,9 @@ class Cascade(Detector):
         memory.doubts_turn = memory.turns
         memory.keeps = [[a, b, ev] for a, b, ev in keeps]
         memory.keeps_turn = memory.turns
-        return value_memory.update(text, resolve_overlaps(spans), memory)
+        out = value_memory.update(text, resolve_overlaps(spans), memory)
+        carry.remember(text, role, out, memory, memory.turns - 1)
+        return out
 
     def kept(self, text: str, ctx: TurnContext, memory: object) -> list[Span]:
         """Name-like spans of the turn just detected that the name finder decided to KEEP (a public

@@ -13,7 +13,7 @@ from typing import Any
 from ..codable import StateCodable, fields_from_dict, fields_to_dict
 
 #: Fields added later, stored only when not empty (see ``SessionMemory.to_dict``).
-_OPTIONAL_FIELDS = ("examples", "narrative")
+_OPTIONAL_FIELDS = ("examples", "narrative", "carry")
 #: Parts of a multi-part name that are not names on their own.
 _PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "du", "dos", "das", "bin", "al", "el", "y"})
 
@@ -63,6 +63,9 @@ class SessionMemory(StateCodable):
     #: a learner has named a person of their life by a relation ("my daughter Ines"): their later
     #: turns tell of their own life (``NameFinder._life_narrative``).
     narrative: bool = False
+    #: what the last turn left for the next one (``carry.py``): a spelling request, a spelled run,
+    #: a name or a partial phone number that ended it; "t" is the turn it belongs to.
+    carry: dict = field(default_factory=dict)
 
     # ---- storage (StateCodable) ----------------------------------------------------------
     def to_dict(self) -> dict:

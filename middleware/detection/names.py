@@ -42,7 +42,7 @@ from .naming.context import (
     script_ranges,
     sentence,
 )
-from .naming.cues import cue as direct_cue, name_answer, name_question
+from .naming.cues import cue as direct_cue, intro_parts, name_answer, name_question
 from .naming.features import gate, model_features
 from .naming.public_keep import public_keep
 from .naming.spans import extend_lists, full_names, merge
@@ -87,6 +87,9 @@ def _word_position(lows: list[str], k: int, gap_prev: str) -> bool:
     return prev in _ARTICLES_DEGREE or (prev in _COPULAS and k >= 2 and lows[k - 2] in _SUBJECTS)
 
 
+#: Words before a lowercase word that make it a thing, not a person of the session ("the ash").
+_THING_BEFORE = frozenset("""the a an this that these those my your his her its our their some any each every no
+    of in on at per for into from by""".split())
 #: A learner's life narrative accepts a name the reviewer gives at least this probability (any, once
 #: the learner has named a person of their life by a relation in the session).
 _NARRATIVE_MIN = 0.05
@@ -210,7 +213,33 @@ class NameFinder:
                 memory.expect_name = role_key or "?"  # "What's your name? Mine is Ms. Lee." — the answer comes next
         for k in range(len(toks)):
             self._review(turn, k, memory)
-        return self._finish(turn, memory)
+        spans = self._finish(turn, memory)
+        return self._mentions_again(turn, spans, memory) if spans else spans
+
+    def _mentions_again(self, turn: _Turn, spans: list[Span], memory: SessionMemory) -> list[Span]:
+        """A person this turn confirmed is masked at every mention of the turn: one unmasked mention
+        would stand right beside its surrogate ("my cousin June is coming too. June is great");
+        a lowercase mention not after an article or preposition ("hi im ash, ash ketchum lol")."""
+        text, toks = turn.text, turn.toks
+        words = set()
+        for sp in spans:
+            for w in re.findall(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*", text[sp.start : sp.end]):
+                if len(w) >= 2 and memory.person_strength(w) >= 1.0:
+                    words.add(w.casefold())
+        if not words:
+            return spans
+        more = []
+        for k, t in enumerate(toks):
+            if t.low not in words or t.low in STOP or t.upper and len(t.text) < 3:
+                continue
+            if any(sp.start < t.end and t.start < sp.end for sp in spans) or k in turn.rejected or k in turn.pubskip:
+                continue  # (a mention the reviewer or a keep rule read as something else: "a Rio marker", "to Orlando")
+            if turn.keeps and any(a <= t.start and t.end <= b for a, b, _ in turn.keeps):
+                continue
+            if not t.cap and k >= 1 and turn.lows[k - 1] in _THING_BEFORE:
+                continue
+            more.append(Span(t.start, t.end, "NAME", self.source, 0.85, "memory"))
+        return sorted([*spans, *more], key=lambda s: s.start) if more else spans
 
     def _review(self, turn: _Turn, k: int, memory: SessionMemory) -> None:
         """Decide token ``k``: 1. what the session knows, 2. direct cues, 3. the rules' score,
@@ -233,8 +262,13 @@ class NameFinder:
             return  # "Great Job Tesha", "Awesome": the greeting, never the name
         if t.low == "im" and k + 1 < n and gap_next.strip() == "":
             return  # "hi im Jo", "Im kofi": the introduction (I'm), not part of the name
-        memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word"))
+        memory_ok = strength > 0 and (t.cap or cls not in ("wordish", "word") or (
+            strength >= 1.0 and not (k >= 1 and turn.lows[k - 1] in _THING_BEFORE)))
+        # (a person of the session whose name is also a word, typed in lowercase: "hi im ash" ...
+        # "ash again, still stuck"; not "the ash", "in autumn")
         cue = direct_cue(toks, k, text, gap_prev, gap_next, cls, late=memory.turns >= _OPENING_TURNS)
+        if cue == "direct" and k >= 1 and turn.lows[k - 1] == "the" and (turn.topic_now or public_talk(memory)):
+            cue = ""  # "with the Packers" in talk about sport: a team, not a family
         if not cue and strength < 1.0 and possessed_relation(toks, k):
             return  # "Meine Schwester Anke", "mi Hermana": the relation, not the name
         if self._session_decision(turn, k, memory, cls, cue, strength, memory_ok):
@@ -247,6 +281,10 @@ class NameFinder:
                 memory.narrative = True  # the learner talks about the people of their life
             if cue == "intro":
                 turn.intro.add(k)
+                if t.lower:
+                    for j in intro_parts(toks, k, text):  # "my name is tran van minh": every part
+                        turn.decide(j, 0.95, cue, confirmed=True)
+                        turn.intro.add(j)
             return
         if not cue and t.lower and ((len(t.text) <= 2 and not (k >= 1 and turn.lows[k - 1] in GREETINGS))
                                     or _word_position(turn.lows, k, gap_prev)):

@@ -32,6 +32,7 @@ from functools import lru_cache
 from ..values import parse_phone, url_core  # the replacer's normal forms (shared with surrogate.generators)
 
 from .base import Span, has_digit
+from .recognizers.id_num import ID_CANDIDATE, id_shape
 
 SOURCE = "value-memory"
 #: Score of a remembered value's span (below the recognizers' 1.0, above the name finder's).
@@ -140,13 +141,42 @@ def _find(text: str, spans: list[Span], items) -> list[Span]:
     return sorted(out, key=lambda s: s.start)
 
 
+def _mixed(key: str) -> bool:
+    return len(key) >= 6 and any(c.isalpha() for c in key) and any(c.isdigit() for c in key)
+
+
+@lru_cache(maxsize=1024)
+def _compact_shapes(keys: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(id_shape(k) for k in keys if _mixed(k))
+
+
+def _siblings(text: str, spans: list[Span], keys: list[str]) -> list[Span]:
+    """Codes of the same shape as an ID remembered in this session, letters and digits both
+    ("S-2024-11111" earlier, "and hers is S-2024-22222" now): another ID of the same kind."""
+    shapes = _compact_shapes(tuple(keys))
+    if not shapes:
+        return []
+    out = []
+    for m in ID_CANDIDATE.finditer(text):
+        a, b = m.span()
+        compact = "".join(c for c in m.group() if c.isalnum()).upper()
+        if id_shape(compact) in shapes and not any(s.start < b and a < s.end for s in spans):
+            out.append(Span(a, b, "ID_NUM", SOURCE, SCORE, "memory"))
+    return out
+
+
 def recall(text: str, spans: list[Span], memory) -> list[Span]:
-    """Spans of remembered values in ``text`` that no span of ``spans`` overlaps."""
+    """Spans of remembered values in ``text`` that no span of ``spans`` overlaps, and codes shaped
+    like a remembered ID."""
     values = getattr(memory, "values", None)
     if not values:
         return []
     items = _present(text, values)
-    return _find(text, spans, items) if items else []
+    found = _find(text, spans, items) if items else []
+    ids = values.get("ID_NUM")
+    if ids and has_digit(text):
+        found += _siblings(text, [*spans, *found], ids)
+    return found
 
 
 def remember(text: str, spans: list[Span], memory) -> list[tuple[str, str]]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 
 from ..keep import is_calendar
-from ..lexicon import Lexicon
+from ..lexicon import Lexicon, get_lexicon
 from ..memory import SessionMemory
 from ..public import POSSESSIVES, RELATIONS
 from .context import ADDRESSING, FAMILY
-from .tokens import GREETINGS, NAME_STOPS, NAMEISH, STOP, STRONG_GREETINGS, TITLES, Tok, looks_like_word
+from .tokens import GREETINGS, NAME_STOPS, NAMEISH, STOP, STRONG_GREETINGS, TITLES, Tok, looks_like_word, name_class
 
 INTRO_PREV = (("my", "name", "is"), ("name", "is"), ("name's",), ("i'm",), ("im",), ("i", "am"), ("call", "me"),
               ("called",), ("this", "is"), ("it's",), ("its",), ("am",))
@@ -39,9 +39,26 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     """'intro' (self-introduction), 'direct' (greeting, vocative, relation), 'title' (Mr. X) or ''.
     ``late``: the session is past its opening turns (where "it's Maria" introduces someone)."""
     t = toks[k]
-    if (t.low in STOP and t.low not in NAME_STOPS) or is_calendar(t.text):
+    if t.low in STOP and t.low not in NAME_STOPS:
+        return ""
+    if _relation_any(toks, k, gap_prev):
+        return "direct"  # "my cousin June", "my grandad Bill": a relation makes a person, whatever the lexicon says
+    if is_calendar(t.text):
+        if t.lower and t.low not in NAME_STOPS and _relation(toks, k, gap_prev, cls):
+            return "direct"  # "my cousin june": a month that is a name, after a relation
         return ""
     prev0 = toks[k - 1].low if k >= 1 else ""
+    if prev0 in LOWER_TITLES and t.lower and gap_prev in (" ", ". ") and _name_part(t, cls) \
+            and (cls in NAMEISH or (len(t.text) >= 4 and re.search(r"[aeiouy]", t.low))):
+        return "direct"  # "mrs gallagher", "mr. okafor": a courtesy title typed in lowercase (chat, not a word problem)
+    if prev0 in PERSON_VERBS and t.lower and gap_prev == " " and cls in NAMEISH and t.info.first_rank <= 1000 \
+            and t.info.logp_lower < -13.0:
+        return "direct"  # "ask jake he sits next to me", "text maria": a lowercase first name a person verb takes
+    if prev0 == "the" and k >= 2 and toks[k - 2].low in _FAMILY_LEAD and t.cap and not t.upper and gap_prev == " " \
+            and _family_plural(t):
+        return "direct"  # "We stayed with the Gallaghers": a family by its surname
+    if _here_intro(toks, k, gap_prev, gap_next):
+        return "intro"  # "Dawn here!", "hi, Chris here": a speaker saying who they are
     if prev0 in TITLES and t.cap and len(t.text) > 1 and _TITLE_GAP.fullmatch(gap_prev) and (cls != "word" or t.info.word_margin < 0):
         return "title"
     if _relation(toks, k, gap_prev, cls):
@@ -70,17 +87,32 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     return ""
 
 
+def _relation_any(toks: list[Tok], k: int, gap_prev: str) -> bool:
+    """"my cousin June", "your grandad Bill": a capitalised token after a possessed relation word
+    is that person's name, whatever the lexicon says of the word."""
+    t = toks[k]
+    if not (k >= 2 and t.cap and not t.upper and len(t.text) >= 2 and gap_prev == " "):
+        return False
+    rel = toks[k - 1].low
+    if not (rel in FAMILY or rel in RELATIONS or rel in _MORE_RELATIONS):
+        return False
+    j = k - 2
+    if toks[j].low in _KIN_ADJECTIVES and j >= 1:
+        j -= 1  # "my little brother Rocky", "my best friend Sky"
+    return toks[j].low in POSSESSIVES or (toks[j].poss and toks[j].cap)
+
+
 def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
     """"my friend mark", "your sister Ana", "Marta's brother Jordi" (an ordinary-word name only if
     not a common word)."""
     t = toks[k]
-    if k >= 2 and t.lower and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS) and (
+    if k >= 2 and t.lower and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS or toks[k - 1].low in _MORE_RELATIONS) and (
             _ELIDED.match(t.text) or t.low in NAMING_VERBS
             or (k + 1 < len(toks) and toks[k + 1].cap and not toks[k + 1].upper)):
         # "mon frère s'appelle Hugo", "mein Bruder heißt Lukas", "my brother is called Hugo": the
         # lower-case word after the relation is a verb and the name follows it
         return False
-    return (k >= 2 and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS)
+    return (k >= 2 and (toks[k - 1].low in FAMILY or toks[k - 1].low in RELATIONS or toks[k - 1].low in _MORE_RELATIONS)
             and (toks[k - 2].low in POSSESSIVES or (toks[k - 2].poss and toks[k - 2].cap))
             and gap_prev == " "
             and (cls in NAMEISH or (cls == "unknown" and len(t.text) >= 3)
@@ -90,13 +122,124 @@ def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:
 
 
 def _lowercase_intro(toks: list[Tok], k: int, gap_prev: str, cls: str) -> str:
-    """"my name is jildau", "call me zorvath": an unknown lowercase word after an introduction."""
+    """"my name is jildau", "call me zorvath": an unknown lowercase word after an introduction;
+    "hi im ash", "hi its autumn :)": a given name that is also a word, after an introduction, when
+    it ends the clause (not "im late", "its cold outside")."""
     t = toks[k]
-    if t.lower and cls == "unknown" and len(t.text) >= 3 and re.fullmatch(r"[ ,:]*", gap_prev or " "):
-        prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
+    if k < 1 or toks[k - 1].low not in _INTRO_LAST:
+        return ""
+    if not re.fullmatch(r"[ ,:]*", (gap_prev[2:] if toks[k - 1].poss else gap_prev) or " "):
+        return ""
+    prev3 = tuple(toks[j].low for j in range(max(0, k - 3), k))
+    if toks[k - 1].poss:
+        prev3 = prev3[:-1] + (prev3[-1] + "'s",)  # tokenize() strips "'s": "my name's jade", "hi it's autumn"
+    if t.lower and cls == "unknown" and len(t.text) >= 3:
         if prev3[-3:] == ("my", "name", "is") or prev3[-2:] == ("call", "me"):
             return "intro"
+    strong = prev3[-3:] == ("my", "name", "is") or prev3[-2:] in (("call", "me"), ("my", "name's"))
+    if (strong and t.lower and len(t.text) >= 2 and t.low not in NOT_AFTER_IM and t.info.is_name
+            and t.info.first_rank <= 1500 and _clause_end(toks, k)):
+        return "intro"  # "call me max", "my name's jade": a name the speaker gives, even a common word
+    if (cls == "wordish" and len(t.text) >= 3 and t.low not in NOT_AFTER_IM and t.info.first_rank <= 1000
+            and t.info.logp_lower < -11.0 and _clause_end(toks, k)):
+        if prev3[-3:] == ("my", "name", "is") or prev3[-2:] in (("call", "me"), ("i", "am")) or prev3[-1:] in (("im",), ("i'm",), ("i’m",)):
+            return "intro"  # "hi im ash", "my name is dawn"
+        j = k - 2 if prev3[-1:] in (("its",), ("it's",), ("it’s",)) else k - 3 if prev3[-2:] == ("it", "is") else -1
+        if j >= 0 and (toks[j].low in STRONG_GREETINGS or toks[j].low in ("yo", "sup")):
+            return "intro"  # "hi its autumn :)"
     return ""
+
+
+#: Particles inside a full name typed in lowercase ("tran van minh", "maria de souza").
+_NAME_PARTICLES = frozenset("van von de da di del della der den du dos das le la bin binti al el ibn".split())
+
+
+def intro_parts(toks: list[Tok], k: int, text: str) -> list[int]:
+    """The lowercase name parts that follow an introduced lowercase name ("my name is tran van
+    minh": 'van', 'minh'): up to three tokens, one space apart, each a name and not an ordinary
+    word (a particle only before one)."""
+    out: list[int] = []
+    j = k + 1
+    while j < len(toks) and len(out) < 3 and text[toks[j - 1].end : toks[j].start] == " ":
+        t = toks[j]
+        if not t.lower:
+            break
+        if t.low in _NAME_PARTICLES:
+            if j + 1 < len(toks) and text[t.end : toks[j + 1].start] == " " and _name_part(toks[j + 1], name_class(toks[j + 1])) \
+                    and toks[j + 1].lower:
+                out.append(j)
+                j += 1
+                continue
+            break
+        if not _name_part(t, name_class(t)) or looks_like_word(t.low, get_lexicon()):
+            break
+        out.append(j)
+        j += 1
+    return out
+
+
+#: Last words of the introductions ``_lowercase_intro`` reads ("my name is", "my name's", "call me",
+#: "i am", "im", "its", "it is").
+_INTRO_LAST = frozenset(("is", "name", "me", "am", "im", "i'm", "i’m", "its", "it", "it's", "it’s"))
+
+
+def _clause_end(toks: list[Tok], k: int) -> bool:
+    """Token ``k`` ends its clause: the turn's end, punctuation or an emoticon, or 'and', 'from',
+    'btw' ("hi im ash and i need help")."""
+    if k + 1 >= len(toks):
+        return True
+    gap = toks[k + 1].start - toks[k].end
+    if gap > 1 or gap < 1:
+        return True  # punctuation, an emoticon or a line break between
+    return toks[k + 1].low in ("and", "from", "btw", "here", "but", "i", "im", "i'm")
+
+
+#: Lowercase courtesy titles after which a lowercase name part is a name ("mrs gallagher"); not
+#: "miss" (a verb), "sir", "coach" or the spelled-out "doctor".
+LOWER_TITLES = frozenset("mr mrs ms mx dr prof mister".split())
+#: Verbs whose object is a person ("ask jake", "text maria").
+PERSON_VERBS = frozenset("ask asked asking tell told text texted texting message messaged dm call called "
+                         "ping meet met email emailed thank hug".split())
+#: A relation word a possessive makes a person's ("my grandad Bill") beyond ``RELATIONS``.
+_MORE_RELATIONS = frozenset("grandad granddad gramps grampa grandpop grandmom nan nanna nonna nonno abuela abuelo "
+                            "oma opa bff bestfriend stepson stepdaughter godson goddaughter babysitter nanny".split())
+
+
+#: Words between a possessive and a relation ("my little brother", "my best friend").
+_KIN_ADJECTIVES = frozenset("best little big older younger old elder eldest oldest youngest baby twin step half "
+                            "favourite favorite new late lil".split())
+
+
+def _name_part(t: Tok, cls: str) -> bool:
+    """A lowercase token that is a name and not an ordinary word ("gallagher", "okafor")."""
+    return len(t.text) >= 2 and t.low not in STOP and (cls in NAMEISH or cls == "unknown") and t.info.logp_lower < -13.0
+
+
+#: Words before "the Gallaghers" that make it a family one stays with or visits.
+_FAMILY_LEAD = frozenset("with at to visit visited visiting from stayed stay staying".split())
+
+
+def _family_plural(t: Tok) -> bool:
+    """"Gallaghers", "Johnsons": a surname of the lexicon in the plural (the family)."""
+    w = t.text
+    if len(w) < 5 or w[-1] != "s" or t.info.is_name:
+        return False
+    stem = get_lexicon().info(w[:-1])
+    return stem.last_rank <= 20000 and stem.logp_lower < -14.0 and stem.first_rank > stem.last_rank
+
+
+def _here_intro(toks: list[Tok], k: int, gap_prev: str, gap_next: str) -> bool:
+    """"Dawn here!", "hi, Chris here": a capitalised name opening a turn (or after a greeting),
+    then 'here' and the clause's end."""
+    t = toks[k]
+    if not (t.cap and not t.upper and len(t.text) >= 2 and k + 1 < len(toks) and toks[k + 1].low == "here"
+            and gap_next == " " and not any(c.isupper() for c in t.text[1:])
+            and (name_class(t) in NAMEISH or name_class(t) == "unknown"
+                 or (t.info.is_name and t.info.first_rank <= 1500 and t.info.logp_lower < -11.0))):
+        return False
+    if not (k == 0 or (k == 1 and toks[0].low in GREETINGS)):
+        return False
+    return _clause_end(toks, k + 1)
 
 
 def _boundary_after(toks: list[Tok], k: int, gap_next: str) -> bool:

@@ -119,6 +119,101 @@ _MONTHS_ETC = re.compile(
 )
 
 
+# ---- shapes from outside the US and the UK (issue #22) ----------------------------------------
+#: A floor and door after a Spanish or Portuguese street line ("Calle de Alcalá 42, 2º A").
+_FLOOR = re.compile(
+    r"[ \t]*,?[ \t]*(?:\d{1,2}[ \t]?[ºª°](?:[ \t]?[A-Za-z]\b)?|(?i:piso|planta|puerta|pta\.?|esc\.?|escalera|andar|bloco)"
+    r"[ \t]*\d{1,3}[ºª°]?[A-Za-z]?\b)"
+)
+_CHUNK = r"(?:\d{1,3}(?:st|nd|rd|th)[ \t]+)?[A-Z][\w'’.-]*(?:[ \t]+(?:[A-Z][\w'’.-]*|\d{1,4}[A-Za-z]?\b(?![ \t]*\d))){0,3}"
+#: An address led by its unit, in comma-separated parts, as written in India and elsewhere:
+#: "Flat 12, Lotus Residency, 5th Main, Koramangala, Bengaluru 560034".
+_UNIT_LED = re.compile(
+    r"(?<![\w-])(?i:flat|apt\.?|apartment|house(?:[ \t]+no\.?)?|h\.?[ \t]?no\.?|door(?:[ \t]+no\.?)?|plot(?:[ \t]+no\.?)?|"
+    r"unit|villa|block|suite)[ \t]*#?[ \t]*\d{1,5}[A-Za-z]?(?:[-/]\d{1,4}[A-Za-z]?)?"
+    rf"(?P<parts>(?:[ \t]*,[ \t]*{_CHUNK}){{2,7}})(?P<pin>[ \t]*[-,]?[ \t]*\d{{5,6}})?(?![\w])"
+)
+#: The same comma-separated parts led by a bare house number, after an address cue.
+_CUE_LED = re.compile(
+    rf"(?<![\w-])\d{{1,5}}[A-Za-z]?(?:[-/]\d{{1,4}}[A-Za-z]?)?(?P<parts>(?:[ \t]*,[ \t]*{_CHUNK}){{2,7}})"
+    r"(?P<pin>[ \t]*[-,]?[ \t]*\d{5,6})?(?![\w])"
+)
+#: "number 7 on Birch Lane": a house number, then the street it is on.
+_NUMBER_ON = re.compile(
+    rf"(?i:\b(?:number|no\.?|nr\.?|#))[ \t]*(?P<num>\d{{1,5}}[A-Za-z]?)[ \t]+(?i:on|in|at)[ \t]+(?i:the[ \t]+)?"
+    rf"(?P<street>(?:{_W}[ \t]+){{1,3}}(?i:{_STREET_TYPES}))\b"
+)
+#: A postcode after its cue word ("my postcode is M14 5RT", "zip: 02139", "PIN code 560034").
+_POSTCODE_CUE = re.compile(
+    r"(?i:\b(?:post ?code|postal[ \t]+code|zip(?:[ \t]?code)?|pin[ \t]?code|c[oó]digo[ \t]+postal|code[ \t]+postal|"
+    r"plz|postleitzahl|eircode|cap))[ \t]*(?:is|was|:|-|=|'s|’s)?[ \t]*(?:(?:it's|its|it’s)[ \t]+)?$"
+)
+_POSTCODE = re.compile(
+    r"(?i:[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|[A-Z]\d{2}[ \t]?[A-Z\d]{4}|\d{4}[ \t]?[A-Z]{2}"
+    r"|\d{3}-\d{4}|\d{2}-\d{3}|\d{5}(?:-\d{4})?|\d{3}[ \t]?\d{3}|\d{4})(?![\w-])"
+)
+#: Addresses in Chinese and Japanese script: prefecture / province, city, ward, then the block
+#: number ("大阪府大阪市北区梅田3-1-1", "北京市朝阳区建国路88号", "東京都港区六本木6丁目10番1号").
+_CJK_ADDRESS = re.compile(
+    r"(?:[\u4e00-\u9fff]{1,4}(?:都|道|府|県|省))?(?:[\u4e00-\u9fff]{1,6}(?:市|区|區|町|村|郡|县|縣))+"
+    r"[\u4e00-\u9fff\u3040-\u30ff]{0,10}?[0-9０-９]+(?:(?:[-−－ー]|丁目|番地|番|号|號)[0-9０-９]*){0,4}(?:号|號)?"
+)
+#: Korean: "서울특별시 강남구 테헤란로 123".
+_HANGUL_ADDRESS = re.compile(r"(?:[가-힣]+(?:시|도)[ \t])?[가-힣]+(?:구|군|시)[ \t][가-힣0-9]+(?:로|길)[ \t]?\d+(?:-\d+)?")
+
+
+#: Substrings (of the case-folded turn) without which a shape below cannot occur: cheap gates.
+_UNIT_WORDS = ("flat", "apt", "apartment", "house", "h.no", "hno", "door", "plot", "unit", "villa", "block", "suite")
+_CUE_SUBSTRINGS = ("liv", "address", "adresse", "direcci", "indirizzo", "anschrift", "wohne", "habite", "abito", "moro",
+                   "viv", "located", "send", "deliver", "mail", "ship", "meet", "drop", "house", "home", "office",
+                   "restaurant", "store", "shop")
+_NUMBER_WORDS = ("number", "no", "nr", "#")
+_NUMBER_GATE = re.compile(r"(?i)(?:number|no\.?|nr\.?|#)[ \t]*\d")
+_POSTCODE_WORDS = ("post", "zip", "pin", "codigo", "código", "plz", "eircode", "cap")
+_CJK_OR_HANGUL = re.compile(r"[\u3040-\u9fff\uac00-\ud7a3]")
+
+
+#: A street without a number after "live on" ("I live on Birch Lane", "we stay at Rose Close").
+_LIVED_ON = re.compile(
+    r"(?i:\b(?:live|lives|lived|living|stay|stays|stayed|staying|moved)[ \t]+(?:on|at|in|to)[ \t]+)"
+    rf"(?P<street>(?:{_CW}[ \t]+){{1,3}}(?:{_cased(_STREET_TYPES)}))\b"
+)
+
+
+def _street_lived_on(text: str) -> list[Span]:
+    if "liv" not in text and "stay" not in text and "moved" not in text:
+        return []
+    return [Span(m.start("street"), m.end("street"), "ADDRESS", "address", 0.8) for m in _LIVED_ON.finditer(text)]
+
+
+def _more_shapes(text: str) -> list[tuple[int, int, float]]:
+    """Address parts of the shapes above: (start, end, score)."""
+    out: list[tuple[int, int, float]] = []
+    low = text.casefold()
+    comma = "," in text
+    if comma and any(w in low for w in _UNIT_WORDS):
+        for m in _UNIT_LED.finditer(text):
+            if m.group("pin") or m.group("parts").count(",") >= 3:
+                out.append((m.start(), m.end(), 0.85))
+    if comma and any(w in low for w in _CUE_SUBSTRINGS) and _CUE_WORDS.search(text):
+        for m in _CUE_LED.finditer(text):  # "I live at 45, 2nd Cross, Indiranagar, Bengaluru 560038"
+            if (m.group("pin") or m.group("parts").count(",") >= 3) and _STRONG_CUE.search(text[max(0, m.start() - 48) : m.start()]):
+                out.append((m.start(), m.end(), 0.85))
+    if any(w in low for w in _NUMBER_WORDS) and _NUMBER_GATE.search(text):
+        for m in _NUMBER_ON.finditer(text):
+            out.append((m.start("num"), m.end("num"), 0.8))
+            out.append((m.start("street"), m.end("street"), 0.8))
+    if any(w in low for w in _POSTCODE_WORDS):
+        for m in _POSTCODE.finditer(text):
+            if _POSTCODE_CUE.search(text[max(0, m.start() - 40) : m.start()]) and not re.match(r"[\w-]", text[m.start() - 1 : m.start()] or " "):
+                out.append((m.start(), m.end(), 0.9))
+    if _CJK_OR_HANGUL.search(text):
+        for rx in (_CJK_ADDRESS, _HANGUL_ADDRESS):
+            for m in rx.finditer(text):
+                out.append((m.start(), m.end(), 0.9))
+    return out
+
+
 def _grow(text: str, start: int, end: int, lower_ok: bool) -> int:
     """Extend an address from ``end`` over units, city/state/country/postcode chunks."""
     n = len(text)
@@ -126,7 +221,7 @@ def _grow(text: str, start: int, end: int, lower_ok: bool) -> int:
     for _ in range(8):
         if stop:
             break
-        m = _UNIT.match(text, end)
+        m = _UNIT.match(text, end) or _FLOOR.match(text, end)
         if m:
             end = m.end()
             continue
@@ -188,7 +283,7 @@ class AddressRecognizer(Recognizer):
 
     def analyze(self, text: str, ctx: TurnContext | None = None) -> list[Span]:
         if not has_digit(text):
-            return []
+            return _street_lived_on(text)
         lower_ok = not any(ch.isupper() for ch in text)
         out: list[Span] = []
         cands: list[tuple[int, int, float]] = []
@@ -206,6 +301,7 @@ class AddressRecognizer(Recognizer):
                 first = m.group().split()[0]
                 if not _MONTHS_ETC.match(first):
                     cands.append((m.start(), m.end(), 0.8))
+        extra = _more_shapes(text)
         cands.sort(key=lambda c: (c[0], -c[1]))
         for start, end, score in cands:
             if any(s.start <= start < s.end for s in out):
@@ -226,6 +322,9 @@ class AddressRecognizer(Recognizer):
             out = [s for s in out if not (start <= s.start and s.end <= end)]
             for a, b in _components(text, start, end):
                 out.append(Span(a, b, "ADDRESS", self.name, score))
+        for start, end, score in extra:
+            if not any(s.start < end and start < s.end for s in out):
+                out.append(Span(start, end, "ADDRESS", self.name, score))
         return sorted(out, key=lambda s: s.start)
 
 

@@ -10,14 +10,22 @@ from ._text import _split_host
 from .email import _EMAIL
 
 _AT = r"(?:\s*[\[\(\{<]\s*at\s*[\]\)\}>]\s*|\s+at\s+|\s+@\s+|\s*@\s*)"
-_DOT = r"(?:\s*[\[\(\{<]\s*dot\s*[\]\)\}>]\s*|\s+dot\s+|\.)"
-_LOCAL_SEP = r"(?:\s*[\[\(\{<]\s*dot\s*[\]\)\}>]\s*|\s+dot\s+|\s+underscore\s+|\s+dash\s+|[._-])"
+_DOT = r"(?:\s*[\[\(\{<]\s*dot\s*[\]\)\}>]\s*|\s+dot\s+| ?\. ?)"
+_LOCAL_SEP = r"(?:\s*[\[\(\{<]\s*dot\s*[\]\)\}>]\s*|\s+dot\s+|\s+underscore\s+|\s+dash\s+| [._-] |[._-])"
 _OBF_EMAIL = re.compile(
     rf"(?<![\w.@-])(?P<local>[A-Za-z0-9][A-Za-z0-9+]*(?:{_LOCAL_SEP}[A-Za-z0-9+]+)*)"
     rf"(?P<at>{_AT})"
     rf"(?P<domain>[A-Za-z0-9][A-Za-z0-9-]*(?:{_DOT}[A-Za-z0-9][A-Za-z0-9-]*)*{_DOT}[A-Za-z]{{2,12}})\b",
     re.IGNORECASE,
 )
+# A mail provider without its suffix: "sam dot k at yahoo", "maria_l at gmail"
+_PROVIDER_ONLY = re.compile(
+    rf"(?<![\w.@-])(?P<local>[A-Za-z0-9][A-Za-z0-9+]*(?:{_LOCAL_SEP}[A-Za-z0-9+]+)*)"
+    r"(?P<at>\s*[\[\(\{<]\s*at\s*[\]\)\}>]\s*|\s+at\s+|\s*@\s*)"
+    r"(?P<domain>gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|protonmail|proton|gmx)\b(?!\s*(?:\.|dot\b)\s*\w)",
+    re.IGNORECASE,
+)
+_PROVIDER_WORDS = ("gmail", "yahoo", "ymail", "hotmail", "outlook", "icloud", "aol", "proton", "gmx")
 # Letters typed one by one: "m a r i a @ g m a i l . c o m"
 _SPACED_EMAIL = re.compile(r"(?<!\S)(?:[A-Za-z0-9._-] ){2,}@(?: [A-Za-z0-9._-]){3,}(?!\S)")
 _MAIL_PROVIDERS = frozenset(
@@ -71,4 +79,14 @@ class ObfuscatedEmailRecognizer(Recognizer):
                 if local.casefold() in _NOT_LOCAL or not (provider or spelled):
                     continue
             out.append(Span(m.start(), m.end(), "EMAIL", self.name, 0.95 if (provider or spelled) else 0.85))
+        for m in _PROVIDER_ONLY.finditer(text) if any(p in low for p in _PROVIDER_WORDS) else ():
+            if any(s.start < m.end() and m.start() < s.end for s in out):
+                continue
+            local_raw = m.group("local")
+            # a spelled or typed separator, or a digit, in the local part: an address, not "I'm at yahoo"
+            if not (re.search(r"\bdot\b|\bunderscore\b|[._\d]", local_raw, re.I) or "@" in m.group("at")):
+                continue
+            if local_raw.casefold() in _NOT_LOCAL:
+                continue
+            out.append(Span(m.start(), m.end(), "EMAIL", self.name, 0.9))
         return out

@@ -34,6 +34,16 @@ _ID_CONTEXT = re.compile(
     r")\s*(?:is|was|:|=|#|-)?\s*(?:(?:it's|its)\s+)?[\"'“‘]?",
     re.IGNORECASE,
 )
+#: Codes that may be a sibling of an ID found by its cue ("... and my friend's is S-2024-22222").
+ID_CANDIDATE = re.compile(r"(?<![\w.-])[A-Za-z0-9]+(?:[-./][A-Za-z0-9]+){0,4}(?![\w]|[.-]\w)")
+
+
+def id_shape(code: str) -> str:
+    """The shape of a code: each letter A, each digit 9, separators as typed ("S-2024-11111" ->
+    "A-9999-99999")."""
+    return "".join("9" if c.isdigit() else "A" if c.isalpha() else c for c in code)
+
+
 _ID_TOKEN = re.compile(r"(?=[A-Za-z0-9-]*\d)[A-Za-z0-9](?:[A-Za-z0-9-]{2,22}[A-Za-z0-9])(?![\w])")
 
 
@@ -86,4 +96,23 @@ class IdNumberRecognizer(Recognizer):
             if re.fullmatch(r"\d{1,2}[-/.]\d{1,2}(?:[-/.]\d{2,4})?|(?:19|20)\d\d", tok):
                 continue
             add(m.start(), m.end(), 0.96)
+        if out:
+            self._siblings(text, out, add)
         return out
+
+    @staticmethod
+    def _siblings(text: str, found: list[Span], add) -> None:
+        """A code of the same shape as an ID of this turn is an ID too, cue or not ("my student id
+        is S-2024-11111 and my friend's is S-2024-22222"): at least five digits, or letters and
+        digits, and six characters."""
+        shapes = set()
+        for s in found:
+            code = text[s.start : s.end]
+            if len(code) >= 6 and (sum(c.isdigit() for c in code) >= 5 or (any(c.isalpha() for c in code)
+                                                                           and any(c.isdigit() for c in code))):
+                shapes.add(id_shape(code))
+        if not shapes:
+            return
+        for m in ID_CANDIDATE.finditer(text):
+            if id_shape(m.group()) in shapes:
+                add(m.start(), m.end(), 0.9)

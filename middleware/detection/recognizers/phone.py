@@ -19,6 +19,11 @@ _PHONE_CAND = re.compile(
     r"(?![\w])(?![.,]\d)",
     re.IGNORECASE,
 )
+#: Digits typed one by one with a space between ("6 1 7 5 5 5 0 1 9 8").
+_SINGLE_DIGITS = re.compile(r"(?<![\w.,+-])(?:\+ ?)?\d(?: \d){6,14}(?![\w]|[.,]\d)")
+#: A list of numbers to work on, not a number to call ("the median of 3 5 2 7 8 1 4 9 6 0").
+_NUMBER_LIST = re.compile(r"\b(?:median|mean|mode|average|range|sort|order|list|data|set|sequence|numbers|digits|"
+                          r"values|sum|add|total|count|pattern)\b", re.IGNORECASE)
 _PHONE_WORD_BEFORE = re.compile(
     r"\b(?:phone|phones|telephone|tel|mob|mobile|cell|cellphone|cell phone|fax|desk|landline|hotline|whatsapp|"
     r"whats app|viber|signal|sms|imessage|call|calls|called|calling|ring|text|texts|texted|texting|dial|"
@@ -76,11 +81,31 @@ class PhoneRecognizer(Recognizer):
         if count_digits(text) < 7:
             return []
         out = []
+        if re.search(r"\d \d \d", text):
+            for m in _SINGLE_DIGITS.finditer(text):
+                span = self._single_digits(text, m.start(), m.end(), m.group())
+                if span is not None:
+                    out.append(span)
         for m in _PHONE_CAND.finditer(text):
+            if any(s.start < m.end() and m.start() < s.end for s in out):
+                continue
             span = self._check(text, m.start(), m.end(), m.group())
             if span is not None:
                 out.append(span)
         return out
+
+    @staticmethod
+    def _single_digits(text: str, start: int, end: int, s: str) -> Span | None:
+        """A number typed digit by digit: after a phone word, or ten or eleven digits that are no
+        counting sequence, in a turn that works on no list of numbers."""
+        digits = [int(c) for c in s if c.isdigit()]
+        if _phone_context(text, start, end):
+            return Span(start, end, "PHONE", "phone", 0.9)
+        if len(digits) not in (10, 11) and not s.startswith("+"):
+            return None
+        if _is_progression(digits) or len(set(digits)) <= 2 or _NUMBER_LIST.search(text):
+            return None
+        return Span(start, end, "PHONE", "phone", 0.8)
 
     def _check(self, text: str, start: int, end: int, s: str) -> Span | None:
         ext = re.search(r"[ ]?(?:x|ext\.?|extension)[ ]?\d{1,6}$", s, re.IGNORECASE)

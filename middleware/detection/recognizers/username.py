@@ -13,10 +13,13 @@ _PLATFORMS = (
     r"discord|insta|instagram|ig|snap|snapchat|tiktok|tik tok|twitter|gamer ?tag|gamertag|xbox(?: live)?|"
     r"psn|ps4|ps5|playstation|steam|epic(?: games)?|roblox|minecraft|fortnite|valorant|"
     r"github|gitlab|reddit|twitch|youtube|yt|kik|telegram|skype|scratch|replit|chess\.com|lichess|duolingo|"
-    r"wechat|whatsapp"
+    r"wechat|whatsapp|"
+    # mail accounts by their provider ("my outlook is samkellerman12"): a handle-like name only
+    r"outlook|gmail|hotmail|yahoo|icloud|aol|proton(?:mail)?"
 )
-#: Platform names that are also ordinary words ("my snap is ..."): the name must look like a handle.
-_AMBIGUOUS_PLATFORMS = re.compile(r"\b(?:snap|steam|epic|scratch|yt)\b(?!\s*(?:user ?name|name|id|tag|handle))", re.I)
+#: Platform names that are also ordinary words ("my snap is ..."), and mail providers named as an
+#: account ("my gmail is full"): the name must look like a handle.
+_AMBIGUOUS_PLATFORMS = re.compile(r"\b(?:snap|steam|epic|scratch|yt|outlook|gmail|hotmail|yahoo|icloud|aol|proton(?:mail)?)\b(?!\s*(?:user ?name|name|id|tag|handle))", re.I)
 _USERNAME_CONTEXT = re.compile(
     # "my username on the school site is mlopez2009": a user-name word, where it is used, then "is";
     # the lookahead holds every first letter of the alternatives: the same matches, found ~1.8x faster
@@ -27,7 +30,7 @@ _USERNAME_CONTEXT = re.compile(
     r"user ?name|user ?id|user|handle|screen ?name|display ?name|ign|gamer ?tag|login(?: name)?|log ?in|account name|"
     r"account|nick(?:name)?)"
     r"\s*(?:is|was|=|:|-|'s|’s)?\s*(?:(?:it's|its|just|literally)\s+)?[\"'“‘]?"
-    rf"|\b(?:add|follow|find|dm|message|friend|text)\s+me\s+(?:on|at)\s+(?:{_PLATFORMS})\s*(?:[:,-]|\bas\b|\bit's\b)?\s*[\"'“‘]?"
+    rf"|(?:\b(?:add|follow|find|dm|message|friend|text)\s+me|\b(?:i'm|i’m|im|i\s+am)|\bme)\s+(?:on|at)\s+(?:{_PLATFORMS})\s*(?:[:,-]|\bas\b|\bit's\b|\bits\b|\bit’s\b|\bit is\b|\bis\b)?\s*[\"'“‘]?"
     r"|\b(?:user ?name|user ?id|handle|ign|gamer ?tag|login)\s*[:=]\s*)",
     re.IGNORECASE,
 )
@@ -54,7 +57,7 @@ class UsernameRecognizer(Recognizer):
         if "@" in text:
             for m in _HANDLE.finditer(text):
                 handle = m.group()[1:]
-                if handle.casefold() in _NOT_HANDLES or re.fullmatch(r"[\d.:]+(?:am|pm)?", handle, re.I):
+                if not any(c.isalnum() for c in handle) or handle.casefold() in _NOT_HANDLES or re.fullmatch(r"[\d.:]+(?:am|pm)?", handle, re.I):
                     continue
                 out.append(Span(m.start(), m.end(), "USERNAME", self.name, 0.9))
         for c in _USERNAME_CONTEXT.finditer(text):
@@ -70,10 +73,13 @@ class UsernameRecognizer(Recognizer):
                 continue
             if re.fullmatch(r"[\d\s-]+", bare):
                 continue  # digits only: an ID number, IdNumberRecognizer's job
-            connector = re.search(r"(?:\bis|\bwas|[=:\-\"'“‘,]|'s|’s|\bas|\bit's)\s*$", c.group(), re.IGNORECASE)
+            connector = re.search(r"(?:\bis|\bwas|[=:\-\"'“‘,]|'s|’s|\bas|\bit's|\bits|\bit’s)\s*$", c.group(), re.IGNORECASE)
             handle_like = bool(re.search(r"[\d_.#]|[a-z][A-Z]", bare))
             if not (connector or handle_like):
                 continue  # "my account stays active"
+            if not handle_like and re.search(r"\bit(?:'|’)?s\s*$", c.group(), re.IGNORECASE) \
+                    and not re.search(r"\b(?:is|was)\s+(?:it(?:'|’)?s)\s*$|[=:]\s*(?:it(?:'|’)?s)\s*$", c.group(), re.IGNORECASE):
+                continue  # "on my account its annoying": "its" after a platform needs a handle-like name
             if not handle_like and _AMBIGUOUS_PLATFORMS.search(c.group()):
                 continue
             if "@" in text[m.end() : m.end() + 1]:
