@@ -682,11 +682,17 @@ def _address_part(part: str, fake, rng: KeyedRandom, street_done: bool, ap=None)
                 pc = _fake_one(fake, "postcode") if hasattr(fake, "postcode") else _digits_like(tok, rng)
             pieces.append(pc if any(c.isdigit() for c in pc) else _digits_like(tok, rng))
         elif ap is not None and ap.where is not None:
+            if ap.is_town(tok):
+                ap.town_seen = True
             if ap.is_town(tok) or not (city_done or ap.town_done):
                 pieces.append(ap.town(tok) or _fake_one(fake, "city"))
                 city_done = ap.town_done = True
-            else:
+            elif getattr(ap, "town_seen", False) or _COUNTRIES.match(tok):
                 pieces.append(tok)  # a region or country after the town stays
+            else:
+                # a place word before the town (a locality: "Koramangala, Bengaluru") is replaced:
+                # it may be the most identifying part of the address
+                pieces.append(ap.town(tok) or _fake_one(fake, "city"))
         elif not city_done:
             pieces.append(_fake_one(fake, "city"))
             city_done = True

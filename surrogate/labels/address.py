@@ -75,14 +75,16 @@ class Places:
             cc, a1 = "US", us_state
         return cc, a1, town
 
-    def town_like(self, cc: str, region: str, original: str, pick) -> str | None:
+    def town_like(self, cc: str, region: str, original: str, pick, avoid: str = "") -> str | None:
         key = (cc, region)
         got = self._by_region.get(key)
         if got is None:
             allc = self.towns.get(cc, [])
             same = tuple(n for n, r in allc if r == region)
             got = self._by_region[key] = same if len(same) >= 3 else tuple(n for n, _ in allc)
-        cands = [n for n in got if fold(n) != fold(original) and fold(original) not in fold(n)]
+        # never a town the address itself names (its locality, its city): the surrogate would keep it
+        cands = [n for n in got if fold(n) != fold(original) and fold(original) not in fold(n)
+                 and not (avoid and re.search(r"(?<!\w)" + re.escape(fold(n)) + r"(?!\w)", avoid))]
         if not cands:
             return None
         return apply_case(original, pick(cands)) if (original.islower() or original.isupper()) else pick(cands)
@@ -97,6 +99,7 @@ class AddressPlan:
         us_state = m.group(1) if m and m.group(1) in places.us_states else None
         self.where = places.locate(value, us_state)
         self.places = places
+        self.avoid = fold(value)
         self.town_done = False
         self.us_state = us_state or (self.where[1] if self.where and self.where[0] == "US" else None)
 
@@ -110,7 +113,7 @@ class AddressPlan:
     def town(self, original: str) -> str | None:
         if self.where is None:
             return None
-        return self.places.town_like(self.where[0], self.where[1], original, self.rng.choice)
+        return self.places.town_like(self.where[0], self.where[1], original, self.rng.choice, self.avoid)
 
     def postcode(self, original: str, fake) -> str | None:
         digits = re.sub(r"\D", "", original)
