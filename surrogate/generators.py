@@ -245,6 +245,11 @@ def render_phone(mention: str, nsn: str, ext: str) -> str | None:
 def gen_phone(value: str, rng: KeyedRandom) -> tuple[str, str]:
     p = parse_phone(value)
     nsn = _phone_nsn(p, rng)
+    # a real number inside the fictitious ranges (555-01xx) must not keep its own line digits
+    for _ in range(16):
+        if len(p.nsn) < 4 or nsn[-4:] != p.nsn[-4:]:
+            break
+        nsn = _phone_nsn(p, rng)
     ext = rng.digits(len(p.ext))
     out = render_phone(value, nsn, ext)
     assert out is not None

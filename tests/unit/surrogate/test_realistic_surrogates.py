@@ -302,3 +302,14 @@ def test_han_name_and_its_pinyin_are_one_person(rep):
             linked += 1
             assert sur_of(rep, st_, "Wei") == romanise(parts[1])  # the given name alone: the surrogate's given name
     assert linked >= 6  # a romanised surrogate that clashes with a real name of the turn is not used
+
+
+def test_a_phone_in_the_fictitious_range_never_keeps_its_line_digits():
+    """(415) 555-0142 is itself in the NANP fictitious range its surrogates come from: whatever the
+    key, the surrogate never ends in the original's last four digits."""
+    from plainsight.surrogate.generators import gen_phone
+    from plainsight.surrogate.keyed import KeyedRandom
+
+    for i in range(400):
+        out, _ = gen_phone("(415) 555-0142", KeyedRandom(f"k{i}".encode()))
+        assert not out.endswith("0142"), out
