@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..base import TurnContext
 from ..keep import is_calendar
+from ..knowledge import foreign_word, kinds, sentence_language
 from ..lexicon import ABSENT
 from ..memory import SessionMemory
 from ..public import is_public_surname, personal_cue
@@ -133,7 +134,74 @@ def model_features(toks: list[Tok], k: int, text: str, cls: str, score: float, s
         f.append("det")
     if neighbour:
         f.append("full")
+    f.extend(knowledge_features(toks, k, text, cls, shape, gp, gn, p1))
     f.append("kept=%d" % kept)
     f.append("story=%d%d%d%d" % (sig["verb"], sig["qty"], sig["p12"], memory.classroom or addressed >= 2))
     f.append("vq=%d%d%s" % (sig["verb"], sig["qty"] or sig["tqty"], n1 if sig["verb"] else ""))
+    return f
+
+
+def _cap_share(toks: list[Tok]) -> int:
+    """Case statistics of the turn: the share of capitalised words among those not starting a
+    sentence, binned (0: < 10 %, 1: < 30 %, 2: < 60 %, 3: more: a headline or a Title-Case tweet)."""
+    n = c = 0
+    for t in toks:
+        if not t.sent_init and len(t.text) > 1:
+            n += 1
+            c += t.cap
+    if n < 3:
+        return 9  # too short to tell
+    r = c / n
+    return 0 if r < 0.1 else 1 if r < 0.3 else 2 if r < 0.6 else 3
+
+
+def knowledge_features(toks: list[Tok], k: int, text: str, cls: str, shape: str, gp: str, gn: str, p1: str) -> list[str]:
+    """General knowledge (``knowledge.py``) and the conventions of informal text, as features: what
+    the word (or the two-word phrase it is part of) names besides a person (a language, a country,
+    a city, a holiday...), the sentence's language and whether the word is a frequent word of it
+    (German nouns, Spanish sentence starts), the turn's case statistics, and hashtags, @handles,
+    "RT", emoji next to the word."""
+    t = toks[k]
+    n = len(toks)
+    f = []
+    kk = kinds(t.low)
+    f.append("gk=" + (kk or "-"))
+    if kk:
+        f += ["gkc=" + kk + cls, "gks=%s%d%s" % (kk, t.sent_init, shape), "gkp1=" + kk + "_" + p1]
+    ph = ""
+    if k + 1 < n and gn == "_":
+        ph = kinds(t.low + " " + toks[k + 1].low)
+    if not ph and k >= 1 and gp == "_":
+        ph = kinds(toks[k - 1].low + " " + t.low)
+    if ph:
+        f.append("gk2=" + ph)
+    for j, side in ((k - 1, "L"), (k + 1, "R")):
+        if 0 <= j < n and toks[j].cap and (gp == "_" if j < k else gn == "_"):
+            nk = kinds(toks[j].low)
+            if nk:
+                f.append("gkn=" + side + nk)
+    a = k
+    while a > 0 and not toks[a].sent_init:
+        a -= 1
+    b = k + 1
+    while b < n and not toks[b].sent_init:
+        b += 1
+    lang = sentence_language([x.low for x in toks[a:b]])
+    f.append("lg=" + lang)
+    if lang != "en":
+        f.append("lgs=%s%d%s" % (lang, t.sent_init, shape))
+        if foreign_word(t.low, lang):
+            f += ["fw=%d%s" % (t.sent_init, shape), "fwc=" + cls]
+    cs = _cap_share(toks)
+    f += ["capr=%d" % cs, "caprs=%d%s%d" % (cs, shape, t.sent_init)]
+    before = text[t.start - 1] if t.start >= 1 else ""
+    if before == "#":
+        f.append("hash")
+    elif before == "@":
+        f.append("handle")
+    if toks[0].low == "rt" and toks[0].upper:
+        f.append("rt")
+    around = text[max(0, t.start - 3) : t.start] + text[t.end : t.end + 3]
+    if any(ord(c) >= 0x2190 and not c.isalnum() for c in around):
+        f.append("emo")
     return f
