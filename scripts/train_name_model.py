@@ -167,6 +167,7 @@ def main() -> int:
                     help="weight of candidates from chat that names no private person (topicalchat: every one is a false positive)")
     ap.add_argument("--typed-weight", type=float, default=1.0,
                     help="weight of candidates from the typed files (wnut17, btc: social-media text, no private person)")
+    ap.add_argument("--pos-weight", type=float, default=1.0, help="weight of candidates inside a gold name (recall first)")
     ap.add_argument("--lexical-l2", type=float, default=5.0, help="L2 multiplier for neighbouring-word features")
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=6)
@@ -212,12 +213,13 @@ def main() -> int:
         by_src = Counter(src)
         wts = [args.synth_weight if s == "presidio_synth" else args.chat_weight if s in ("bridge", "mathdial")
                else args.typed_weight if s in TYPED else args.clean_weight if s in clean else 1.0 for s in src]
+        wts = [w * (args.pos_weight if lab else 1.0) for w, lab in zip(wts, y)]
         feats = select_features(X, src, args.min_count, args.min_sources)
         weights, bias = train(X, y, feats, args.l2, args.epochs, args.seed, wts, args.lexical_l2)
         model = NameModel(weights, bias, args.threshold,
                           {"trained_on": "tune split of " + ",".join(files), "copies": args.copies, "char_copies": args.char_copies, "lower": args.lower,
                            "l2": args.l2, "epochs": args.epochs, "min_count": args.min_count, "min_sources": args.min_sources,
-                           "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "clean_weight": args.clean_weight, "typed_weight": args.typed_weight, "lexical_l2": args.lexical_l2,
+                           "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "clean_weight": args.clean_weight, "typed_weight": args.typed_weight, "pos_weight": args.pos_weight, "lexical_l2": args.lexical_l2,
                            "seed": args.seed,
                            "ner": args.ner, "rounds": args.rounds, "candidates": len(y), "positives": pos})
         p = np.array([model.prob(x) for x in X])

@@ -193,7 +193,12 @@ def knowledge_features(toks: list[Tok], k: int, text: str, cls: str, shape: str,
         if foreign_word(t.low, lang):
             f += ["fw=%d%s" % (t.sent_init, shape), "fwc=" + cls]
     cs = _cap_share(toks)
-    f += ["capr=%d" % cs, "caprs=%d%s%d" % (cs, shape, t.sent_init)]
+    f += ["capr=%d" % cs, "caprs=%d%s%d" % (cs, shape, t.sent_init), "caprc=%d%s" % (cs, cls)]
+    f.append("t0=%d%s" % (k == 0, cls))  # the first word of the turn
+    # social-media conventions anywhere in the turn (a hashtag, an @handle, a link, a retweet):
+    # capitalisation and names read differently there
+    if "#" in text or "@" in text or "http" in text or "www." in text or (toks[0].low == "rt" and toks[0].upper):
+        f += ["soc", "socc=%s%s%d" % (cls, shape, t.sent_init), "socg=" + (kk or "-")]
     before = text[t.start - 1] if t.start >= 1 else ""
     if before == "#":
         f.append("hash")
