@@ -165,9 +165,9 @@ def main() -> int:
     ap.add_argument("--chat-weight", type=float, default=1.0, help="weight of bridge and mathdial candidates (1:1 chat tutoring)")
     ap.add_argument("--clean-weight", type=float, default=1.5,
                     help="weight of candidates from chat that names no private person (topicalchat: every one is a false positive)")
-    ap.add_argument("--typed-weight", type=float, default=1.0,
+    ap.add_argument("--typed-weight", type=float, default=4.0,
                     help="weight of candidates from the typed files (wnut17, btc: social-media text, no private person)")
-    ap.add_argument("--pos-weight", type=float, default=1.0, help="weight of candidates inside a gold name (recall first)")
+    ap.add_argument("--pos-weight", type=float, default=3.0, help="weight of candidates inside a gold name (recall first)")
     ap.add_argument("--lexical-l2", type=float, default=5.0, help="L2 multiplier for neighbouring-word features")
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=6)
