@@ -171,7 +171,7 @@ def main() -> int:
     ap.add_argument("--lexical-l2", type=float, default=5.0, help="L2 multiplier for neighbouring-word features")
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=6)
-    ap.add_argument("--threshold", type=float, default=0.2)
+    ap.add_argument("--threshold", type=float, default=0.15)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--ner", action="store_true", help="train with the spaCy NER feature (off: the shipped cascade runs no NER)")
