@@ -5,6 +5,8 @@ model's vocabulary (``namemodel.py``): changing one means retraining."""
 
 from __future__ import annotations
 
+import threading
+
 from ..base import TurnContext
 from ..keep import is_calendar
 from ..knowledge import foreign_word, kinds, sentence_language
@@ -141,6 +143,29 @@ def model_features(toks: list[Tok], k: int, text: str, cls: str, score: float, s
     return f
 
 
+#: Per-turn facts computed once for all of a turn's candidates, per thread (the token list is the
+#: key: held until the thread's next turn, compared by identity).
+_FACTS = threading.local()
+
+
+def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str]:
+    """(case statistics of the turn, language of the sentence holding token ``k``)."""
+    facts = _FACTS.__dict__
+    if facts.get("toks") is not toks:
+        facts["toks"], facts["cap"], facts["langs"] = toks, _cap_share(toks), {}
+    langs = facts["langs"]
+    a = k
+    while a > 0 and not toks[a].sent_init:
+        a -= 1
+    lang = langs.get(a)
+    if lang is None:
+        b = a + 1
+        while b < len(toks) and not toks[b].sent_init:
+            b += 1
+        lang = langs[a] = sentence_language([x.low for x in toks[a:b]])
+    return facts["cap"], lang
+
+
 def _cap_share(toks: list[Tok]) -> int:
     """Case statistics of the turn: the share of capitalised words among those not starting a
     sentence, binned (0: < 10 %, 1: < 30 %, 2: < 60 %, 3: more: a headline or a Title-Case tweet)."""
@@ -180,19 +205,12 @@ def knowledge_features(toks: list[Tok], k: int, text: str, cls: str, shape: str,
             nk = kinds(toks[j].low)
             if nk:
                 f.append("gkn=" + side + nk)
-    a = k
-    while a > 0 and not toks[a].sent_init:
-        a -= 1
-    b = k + 1
-    while b < n and not toks[b].sent_init:
-        b += 1
-    lang = sentence_language([x.low for x in toks[a:b]])
+    cs, lang = _turn_facts(toks, k)
     f.append("lg=" + lang)
     if lang != "en":
         f.append("lgs=%s%d%s" % (lang, t.sent_init, shape))
         if foreign_word(t.low, lang):
             f += ["fw=%d%s" % (t.sent_init, shape), "fwc=" + cls]
-    cs = _cap_share(toks)
     f += ["capr=%d" % cs, "caprs=%d%s%d" % (cs, shape, t.sent_init), "caprc=%d%s" % (cs, cls)]
     f.append("t0=%d%s" % (k == 0, cls))  # the first word of the turn
     # social-media conventions anywhere in the turn (a hashtag, an @handle, a link, a retweet):
