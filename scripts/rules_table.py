@@ -111,7 +111,7 @@ def main() -> int:
 
     from plainsight.middleware.detection.cascade import Cascade
     from plainsight.middleware.detection.namemodel import NameModel
-    from plainsight.middleware.evaluation import match_spans
+    from plainsight.middleware.evaluation import is_typed, match_spans, typed_kinds
 
     if args.off == "all":  # each rule in its own process (the switches are monkeypatches)
         import subprocess
@@ -132,11 +132,17 @@ def main() -> int:
         row = {"source": src, "off": args.off or None, "model": "loso" if args.loso else "shipped", **figures(res)}
         if not args.off:
             dec: dict[str, Counter] = defaultdict(Counter)
+            typed = is_typed(res)
             for r in res:
                 m = match_spans(r.gold, r.pred, ("NAME",))
                 wrong = {p.pos for p in m.fp_spans}
                 for p in r.pred:
-                    if p.label == "NAME":
+                    if p.label != "NAME":
+                        continue
+                    if typed:  # a typed file: a person is neutral, a place / org / word is wrong
+                        kind = next(iter(typed_kinds(r.gold, [p])))
+                        dec[p.evidence or "-"]["neutral" if kind == "neutral" else "wrong"] += 1
+                    else:
                         dec[p.evidence or "-"]["wrong" if p.pos in wrong else "right"] += 1
             row["decides"] = {ev: dict(c) for ev, c in sorted(dec.items())}
             row["keeps"] = {ev: {"spans": n, "on_gold_name": hits[ev]} for ev, n in sorted(keeps.items())}

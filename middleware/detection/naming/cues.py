@@ -58,21 +58,22 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     for rule in (_vocative, _introduction):
         found = rule(toks, k, prev, gap_prev, gap_next, cls) if rule is _vocative else rule(toks, k, prev, gap_prev, cls, late)
         if found is not None:
-            return "" if found and _not_a_person_shape(toks, k) else found
+            return "" if found and _not_a_person_shape(toks, k, text) else found
     if prev and prev[-1] in TITLES and t.cap and _TITLE_GAP.fullmatch(gap_prev):
         return "title"  # "Mr. Smith" (the title stays out of the span)
     return ""
 
 
 #: Knowledge classes (``knowledge.py``) that make a bare vocative or "I'm X" shape doubtful: a
-#: language, a demonym, a religion, a country, a continent, a holiday, a month or day ("I'm Irish",
-#: "Icelandic?", "France, Spain and Italy ..."): the learned reviewer decides, with the context.
-_DOUBTFUL_KINDS = frozenset("LNGHM")
+#: language, a demonym, a religion ("I'm Irish", "Icelandic?"): the learned reviewer decides, with
+#: the context. Not holidays (their names hold saints: "It's Maria"), nor months (calendar words
+#: have their own rule above).
+_DOUBTFUL_KINDS = frozenset("LNG")
 
 
-def _not_a_person_shape(toks: list[Tok], k: int) -> bool:
+def _not_a_person_shape(toks: list[Tok], k: int, text: str) -> bool:
     """General knowledge takes away the certainty of a bare vocative or an introduction: the word
-    is a language, nationality, religion, holiday or month ("I'm Irish", "Icelandic?"), or a place
+    is a language, nationality or religion ("I'm Irish", "Icelandic?"), or a place
     in a list of places ("Miami, Florida", "France, Spain and Italy"); "India, what do you think?"
     stays a vocative."""
     kk = kinds(toks[k].low)
@@ -80,8 +81,9 @@ def _not_a_person_shape(toks: list[Tok], k: int) -> bool:
         return False
     if any(c in _DOUBTFUL_KINDS for c in kk):
         return True
-    return ((k >= 1 and toks[k - 1].cap and bool(kinds(toks[k - 1].low)))
-            or (k + 1 < len(toks) and toks[k + 1].cap and bool(kinds(toks[k + 1].low))))
+    return ((k >= 1 and toks[k - 1].cap and text[toks[k - 1].end : toks[k].start] == ", " and bool(kinds(toks[k - 1].low)))
+            or (k + 1 < len(toks) and toks[k + 1].cap and text[toks[k].end : toks[k + 1].start] == ", "
+                and bool(kinds(toks[k + 1].low))))
 
 
 def _plain_foreign_word(toks: list[Tok], k: int) -> bool:
