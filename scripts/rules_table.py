@@ -139,11 +139,11 @@ def main() -> int:
                 for p in r.pred:
                     if p.label != "NAME":
                         continue
-                    if typed:  # a typed file: a person is neutral, a place / org / word is wrong
-                        kind = next(iter(typed_kinds(r.gold, [p])))
-                        dec[p.evidence or "-"]["neutral" if kind == "neutral" else "wrong"] += 1
-                    else:
+                    kind = next(iter(typed_kinds(r.gold, [p]))) if typed else "name"
+                    if kind == "name" or kind == "word" and not typed:
                         dec[p.evidence or "-"]["wrong" if p.pos in wrong else "right"] += 1
+                    else:  # a typed entity: a person is neutral, a place / org / product / no entity is wrong
+                        dec[p.evidence or "-"]["neutral" if kind == "neutral" else "wrong"] += 1
             row["decides"] = {ev: dict(c) for ev, c in sorted(dec.items())}
             row["keeps"] = {ev: {"spans": n, "on_gold_name": hits[ev]} for ev, n in sorted(keeps.items())}
         print(json.dumps(row), flush=True)
