@@ -37,6 +37,13 @@ Definitions (all documented here because the numbers are only comparable if they
 * **NAME recall by group**: NAME recall (exact match) over the dialogues whose ``meta.gender``
   (``meta.region``) has a given value.
 * **FP per 100 dialogues**: core false positives x 100 / number of dialogues.
+* **Typed files** (every named entity typed, none of it private: ``wnut17``, ``btc``, ``gum``): a
+  predicted NAME that overlaps a gold NAME is scored as above; otherwise one that overlaps a
+  PERSON, HANDLE or ANIMAL span is **neutral** (a person, public or not); one that overlaps any
+  other typed span (LOCATION, ORG, GROUP, PRODUCT, CREATIVE_WORK, TIME, EVENT, ABSTRACT, OTHER) is a
+  **type error**; one that overlaps no span at all is a **word error**. Type errors, word errors
+  and neutral names are given per 100 scored turns, and the **masked share** of each entity type:
+  the share of its gold spans that a predicted span (of any label) overlaps (:func:`typed_summary`).
 """
 
 from __future__ import annotations
@@ -388,6 +395,70 @@ def summarize(results: list[DialogueResult], labels: Iterable[str] = CORE_LABELS
     }
 
 
+#: Typed-file labels that are a person (a NAME predicted on them is neutral, neither right nor wrong).
+NEUTRAL_LABELS = frozenset({"PERSON", "HANDLE", "ANIMAL"})
+#: Typed-file labels of named things that are not persons (a NAME predicted on them is a type error).
+TYPED_LABELS = frozenset({"LOCATION", "ORG", "GROUP", "PRODUCT", "CREATIVE_WORK", "TIME", "EVENT", "ABSTRACT", "OTHER"})
+
+
+def _overlaps(a: Ent, b: Ent) -> bool:
+    return a.turn == b.turn and a.start < b.end and b.start < a.end
+
+
+def typed_kinds(gold: Iterable[Ent], pred: Iterable[Ent]) -> Counter:
+    """Predicted NAMEs of one dialogue by kind: ``name`` (overlaps a gold NAME), ``neutral``,
+    ``type`` (type error), ``word`` (word error); see the module docstring."""
+    by_turn: dict[int, list[Ent]] = defaultdict(list)
+    for g in gold:
+        by_turn[g.turn].append(g)
+    out: Counter = Counter()
+    for p in dict.fromkeys(pred):
+        if p.label != "NAME":
+            continue
+        over = [g for g in by_turn.get(p.turn, ()) if _overlaps(p, g)]
+        if any(g.label == "NAME" for g in over):
+            out["name"] += 1
+        elif any(g.label in NEUTRAL_LABELS for g in over):
+            out["neutral"] += 1
+        elif any(g.label in TYPED_LABELS for g in over):
+            out["type"] += 1
+        else:
+            out["word"] += 1
+    return out
+
+
+def is_typed(results: Iterable["DialogueResult"]) -> bool:
+    """Do the dialogues carry typed entity spans (PERSON, LOCATION, ORG, ...)?"""
+    return any(g.label in TYPED_LABELS or g.label in NEUTRAL_LABELS for d in results for g in d.gold)
+
+
+def typed_summary(results: list["DialogueResult"]) -> dict[str, Any]:
+    """Type errors, word errors and neutral names per 100 scored turns, and the masked share of
+    every typed entity label (gold spans overlapped by any predicted span)."""
+    kinds: Counter = Counter()
+    gold_n: Counter = Counter()
+    masked: Counter = Counter()
+    turns = 0
+    for d in results:
+        kinds.update(typed_kinds(d.gold, d.pred))
+        turns += d.turns - d.empty_turns
+        cover = _covered_positions(d.pred)
+        for g in d.gold:
+            if g.label in TYPED_LABELS or g.label in NEUTRAL_LABELS:
+                gold_n[g.label] += 1
+                masked[g.label] += any(s < g.end and g.start < e for s, e in cover.get(g.turn, ()))
+    return {
+        "turns": turns,
+        "type_errors": kinds["type"], "word_errors": kinds["word"], "neutral": kinds["neutral"],
+        "type_errors_per_100_turns": _per_100(kinds["type"], turns),
+        "word_errors_per_100_turns": _per_100(kinds["word"], turns),
+        "false_names_per_100_turns": _per_100(kinds["type"] + kinds["word"], turns),
+        "neutral_per_100_turns": _per_100(kinds["neutral"], turns),
+        "masked_share": {lab: {"gold": n, "masked": masked[lab], "share": round(masked[lab] / n, 4)}
+                         for lab, n in sorted(gold_n.items())},
+    }
+
+
 def _per_100(count: int, turns: int) -> float:
     return round(100.0 * count / turns, 3) if turns else 0.0
 
@@ -407,7 +478,12 @@ def by_source(results: list[DialogueResult]) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[DialogueResult]] = defaultdict(list)
     for d in results:
         groups[d.source or "-"].append(d)
-    return {src: name_summary(rs) for src, rs in sorted(groups.items())}
+    out = {}
+    for src, rs in sorted(groups.items()):
+        out[src] = name_summary(rs)
+        if is_typed(rs):
+            out[src]["typed"] = typed_summary(rs)
+    return out
 
 
 def _group_recall(groups: dict[str, Counts]) -> dict[str, dict[str, Any]]:

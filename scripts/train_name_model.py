@@ -38,7 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from name_data import NamePool, mark_characters, read, refill  # noqa: E402
 
-FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth", "topicalchat")
+FILES = ("ncte", "mathdial", "ncte_uptake", "bridge", "presidio_synth", "topicalchat", "topicalchat_rare", "wnut17", "btc")
+#: Typed files (every named entity typed, no private person): a candidate on a PERSON / HANDLE span
+#: is neutral (a person, public or not) and is left out of training; every other one is a negative.
+TYPED = ("wnut17", "btc")
+NEUTRAL = ("PERSON", "HANDLE", "ANIMAL")
 
 
 def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int], list[str]]:
@@ -54,9 +58,12 @@ def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int],
         memory = cascade.new_memory()
         meta = d.get("meta") or {}
         gold: dict[int, list[tuple[int, int]]] = {}
+        neutral: dict[int, list[tuple[int, int]]] = {}
         for s in d.get("spans") or []:
             if s["label"] == "NAME":
                 gold.setdefault(int(s["turn"]), []).append((int(s["start"]), int(s["end"])))
+            elif s["label"] in NEUTRAL:
+                neutral.setdefault(int(s["turn"]), []).append((int(s["start"]), int(s["end"])))
         for i, turn in enumerate(d["turns"]):
             text = turn.get("text") or ""
             if not text.strip():
@@ -73,7 +80,10 @@ def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int],
             names.find(text, ctx, memory, ner, trace=trace, blocked=blocked)
             memory.turns += 1
             g = gold.get(i, ())
+            nt = neutral.get(i, ())
             for a, b, feats in trace:
+                if any(na < b and a < nb for na, nb in nt):
+                    continue  # a person of a typed file: neither a private name nor an error
                 X.append(feats)
                 y.append(int(any(ga <= a and b <= gb for ga, gb in g)))
                 src.append(d.get("source") or "")
@@ -82,7 +92,7 @@ def extract(cascade, dialogues: list[dict]) -> tuple[list[list[str]], list[int],
 
 #: Features naming a neighbouring word: kept only when seen in at least two source corpora, so
 #: that the templates of one file (synthetic sentences, one classroom's habits) carry no weight.
-LEXICAL = ("p1=", "n1=", "p2p1=", "n1n2=", "cp1=", "cn1=", "vq=")
+LEXICAL = ("p1=", "n1=", "p2p1=", "n1n2=", "cp1=", "cn1=", "vq=", "gkp1=")
 
 
 def select_features(X: list[list[str]], src: list[str], min_count: int, min_sources: int) -> list[str]:
@@ -155,10 +165,13 @@ def main() -> int:
     ap.add_argument("--chat-weight", type=float, default=1.0, help="weight of bridge and mathdial candidates (1:1 chat tutoring)")
     ap.add_argument("--clean-weight", type=float, default=1.5,
                     help="weight of candidates from chat that names no private person (topicalchat: every one is a false positive)")
+    ap.add_argument("--typed-weight", type=float, default=4.0,
+                    help="weight of candidates from the typed files (wnut17, btc: social-media text, no private person)")
+    ap.add_argument("--pos-weight", type=float, default=3.0, help="weight of candidates inside a gold name (recall first)")
     ap.add_argument("--lexical-l2", type=float, default=5.0, help="L2 multiplier for neighbouring-word features")
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=6)
-    ap.add_argument("--threshold", type=float, default=0.2)
+    ap.add_argument("--threshold", type=float, default=0.15)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--ner", action="store_true", help="train with the spaCy NER feature (off: the shipped cascade runs no NER)")
@@ -199,13 +212,14 @@ def main() -> int:
         print(f"round {rnd + 1}: {len(y)} candidates, {pos} in gold names ({time.time() - t0:.0f}s)", flush=True)
         by_src = Counter(src)
         wts = [args.synth_weight if s == "presidio_synth" else args.chat_weight if s in ("bridge", "mathdial")
-               else args.clean_weight if s in clean else 1.0 for s in src]
+               else args.typed_weight if s in TYPED else args.clean_weight if s in clean else 1.0 for s in src]
+        wts = [w * (args.pos_weight if lab else 1.0) for w, lab in zip(wts, y)]
         feats = select_features(X, src, args.min_count, args.min_sources)
         weights, bias = train(X, y, feats, args.l2, args.epochs, args.seed, wts, args.lexical_l2)
         model = NameModel(weights, bias, args.threshold,
                           {"trained_on": "tune split of " + ",".join(files), "copies": args.copies, "char_copies": args.char_copies, "lower": args.lower,
                            "l2": args.l2, "epochs": args.epochs, "min_count": args.min_count, "min_sources": args.min_sources,
-                           "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "clean_weight": args.clean_weight, "lexical_l2": args.lexical_l2,
+                           "synth_weight": args.synth_weight, "chat_weight": args.chat_weight, "clean_weight": args.clean_weight, "typed_weight": args.typed_weight, "pos_weight": args.pos_weight, "lexical_l2": args.lexical_l2,
                            "seed": args.seed,
                            "ner": args.ner, "rounds": args.rounds, "candidates": len(y), "positives": pos})
         p = np.array([model.prob(x) for x in X])

@@ -131,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"plainsight eval: warning: {summary.get('degraded_turns', 0)} turns degraded (a stage failed: masked "
               f"fail-closed), {summary.get('dead_lettered_turns', 0)} dead-lettered (scored as predicting nothing)",
               file=sys.stderr)
+    from ..evaluation import is_typed, typed_summary
+
+    if is_typed(results):  # typed entities (wnut17, btc, gum): type / word errors, neutral names, masked shares
+        summary["typed"] = typed_summary(results)
     if use_llm:
         summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
     if getattr(args, "by_source", False):
@@ -202,6 +206,19 @@ def _name_rows(title: str, rows: dict) -> str:
     for k, c in rows.items():
         lines.append(f"{k:<16}{c['turns']:>7}{c['tp']:>6}{c['fp']:>6}{c['fn']:>6}{_f(c['precision']):>8}"
                      f"{_f(c['recall']):>8}{_f(c['f5']):>8}{c['name_fp_per_100_turns']:>14.2f}")
+        if c.get("typed"):
+            lines.append(f"{'':<16}" + _typed_rows(c["typed"]).replace("\n", "\n" + " " * 16))
+    return "\n".join(lines)
+
+
+def _typed_rows(t: dict) -> str:
+    """Typed entities: a NAME on a place / organisation / group / product / work is a type error, on
+    no entity a word error, on a person (or @handle) neutral; and the share of each type masked."""
+    lines = [f"typed entities (per 100 turns): type errors {t['type_errors_per_100_turns']:.2f} ({t['type_errors']})  "
+             f"word errors {t['word_errors_per_100_turns']:.2f} ({t['word_errors']})  false names (type + word) "
+             f"{t['false_names_per_100_turns']:.2f}  neutral {t['neutral_per_100_turns']:.2f} ({t['neutral']})",
+             "masked share by type: " + "  ".join(f"{lab} {v['share']:.3f} (n={v['gold']})"
+                                                  for lab, v in t["masked_share"].items())]
     return "\n".join(lines)
 
 
@@ -297,6 +314,8 @@ def format_table(s: dict) -> str:
             f"  = ${_f(llm['cost_per_1m_chat_tokens_usd'], 2)} per 1M chat tokens (research's fine-tuned GPT-4o-mini:"
             f" ${llm['seed_cost_per_1m_chat_tokens_usd']:.2f})",
         ]
+    if s.get("typed"):
+        lines += ["", _typed_rows(s["typed"])]
     if s.get("name_by_source"):
         lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ..keep import is_calendar
+from ..knowledge import foreign_word, kinds, sentence_language
 from ..lexicon import Lexicon, get_lexicon
 from ..memory import SessionMemory
 from ..public import POSSESSIVES, RELATIONS
@@ -61,7 +62,7 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
         return "intro"  # "Dawn here!", "hi, Chris here": a speaker saying who they are
     if prev0 in TITLES and t.cap and len(t.text) > 1 and _TITLE_GAP.fullmatch(gap_prev) and (cls != "word" or t.info.word_margin < 0):
         return "title"
-    if _relation(toks, k, gap_prev, cls):
+    if _relation(toks, k, gap_prev, cls) and not _plain_foreign_word(toks, k):
         return "direct"
     nameish = cls in NAMEISH or (cls == "wordish" and t.cap)
     if cls == "unknown" and t.cap and len(t.text) >= 3:
@@ -75,13 +76,13 @@ def cue(toks: list[Tok], k: int, text: str, gap_prev: str, gap_next: str, cls: s
     if cls == "wordish" and t.info.first_rank > 1000 and not (k >= 1 and toks[k - 1].low in STRONG_GREETINGS):
         return ""
     prev = [toks[j].low for j in range(max(0, k - 3), k)]
-    for rule in (_greeting, _vocative):
-        found = rule(toks, k, prev, gap_prev, gap_next, cls)
-        if found is not None:
-            return found
-    found = _introduction(toks, k, prev, gap_prev, cls, late)
+    found = _greeting(toks, k, prev, gap_prev, gap_next, cls)
     if found is not None:
         return found
+    for rule in (_vocative, _introduction):
+        found = rule(toks, k, prev, gap_prev, gap_next, cls) if rule is _vocative else rule(toks, k, prev, gap_prev, cls, late)
+        if found is not None:
+            return "" if found and _not_a_person_shape(toks, k, text) else found
     if prev and prev[-1] in TITLES and t.cap and _TITLE_GAP.fullmatch(gap_prev):
         return "title"  # "Mr. Smith" (the title stays out of the span)
     return ""
@@ -100,6 +101,44 @@ def _relation_any(toks: list[Tok], k: int, gap_prev: str) -> bool:
     if toks[j].low in _KIN_ADJECTIVES and j >= 1:
         j -= 1  # "my little brother Rocky", "my best friend Sky"
     return toks[j].low in POSSESSIVES or (toks[j].poss and toks[j].cap)
+
+
+#: Knowledge classes (``knowledge.py``) that make a bare vocative or "I'm X" shape doubtful: a
+#: language, a demonym, a religion ("I'm Irish", "Icelandic?"): the learned reviewer decides, with
+#: the context. Not holidays (their names hold saints: "It's Maria"), nor months (calendar words
+#: have their own rule above).
+_DOUBTFUL_KINDS = frozenset("LNG")
+
+
+def _not_a_person_shape(toks: list[Tok], k: int, text: str) -> bool:
+    """General knowledge takes away the certainty of a bare vocative or an introduction: the word
+    is a language, nationality or religion ("I'm Irish", "Icelandic?"), or a place
+    in a list of places ("Miami, Florida", "France, Spain and Italy"); "India, what do you think?"
+    stays a vocative."""
+    kk = kinds(toks[k].low)
+    if not kk:
+        return False
+    if any(c in _DOUBTFUL_KINDS for c in kk):
+        return True
+    return ((k >= 1 and toks[k - 1].cap and text[toks[k - 1].end : toks[k].start] == ", " and bool(kinds(toks[k - 1].low)))
+            or (k + 1 < len(toks) and toks[k + 1].cap and text[toks[k].end : toks[k + 1].start] == ", "
+                and bool(kinds(toks[k + 1].low))))
+
+
+def _plain_foreign_word(toks: list[Tok], k: int) -> bool:
+    """A lowercase word after a relation that is a frequent word of the sentence's language, not a
+    name ("Meine Mutter kocht gern"): the relation cue does not take it."""
+    t = toks[k]
+    if not t.lower:
+        return False
+    a = k
+    while a > 0 and not toks[a].sent_init:
+        a -= 1
+    b = k + 1
+    while b < len(toks) and not toks[b].sent_init:
+        b += 1
+    lang = sentence_language([x.low for x in toks[a:b]])
+    return lang != "en" and foreign_word(t.low, lang)
 
 
 def _relation(toks: list[Tok], k: int, gap_prev: str, cls: str) -> bool:

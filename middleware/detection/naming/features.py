@@ -5,8 +5,11 @@ model's vocabulary (``namemodel.py``): changing one means retraining."""
 
 from __future__ import annotations
 
+import threading
+
 from ..base import TurnContext
 from ..keep import is_calendar
+from ..knowledge import foreign_word, kinds, sentence_language
 from ..lexicon import ABSENT
 from ..memory import SessionMemory
 from ..public import is_public_surname, personal_cue
@@ -133,7 +136,95 @@ def model_features(toks: list[Tok], k: int, text: str, cls: str, score: float, s
         f.append("det")
     if neighbour:
         f.append("full")
+    f.extend(knowledge_features(toks, k, text, cls, shape, gp, gn, p1))
     f.append("kept=%d" % kept)
     f.append("story=%d%d%d%d" % (sig["verb"], sig["qty"], sig["p12"], memory.classroom or addressed >= 2))
     f.append("vq=%d%d%s" % (sig["verb"], sig["qty"] or sig["tqty"], n1 if sig["verb"] else ""))
+    return f
+
+
+#: Per-turn facts computed once for all of a turn's candidates, per thread (the token list is the
+#: key: held until the thread's next turn, compared by identity).
+_FACTS = threading.local()
+
+
+def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str]:
+    """(case statistics of the turn, language of the sentence holding token ``k``)."""
+    facts = _FACTS.__dict__
+    if facts.get("toks") is not toks:
+        facts["toks"], facts["cap"], facts["langs"] = toks, _cap_share(toks), {}
+    langs = facts["langs"]
+    a = k
+    while a > 0 and not toks[a].sent_init:
+        a -= 1
+    lang = langs.get(a)
+    if lang is None:
+        b = a + 1
+        while b < len(toks) and not toks[b].sent_init:
+            b += 1
+        lang = langs[a] = sentence_language([x.low for x in toks[a:b]])
+    return facts["cap"], lang
+
+
+def _cap_share(toks: list[Tok]) -> int:
+    """Case statistics of the turn: the share of capitalised words among those not starting a
+    sentence, binned (0: < 10 %, 1: < 30 %, 2: < 60 %, 3: more: a headline or a Title-Case tweet)."""
+    n = c = 0
+    for t in toks:
+        if not t.sent_init and len(t.text) > 1:
+            n += 1
+            c += t.cap
+    if n < 3:
+        return 9  # too short to tell
+    r = c / n
+    return 0 if r < 0.1 else 1 if r < 0.3 else 2 if r < 0.6 else 3
+
+
+def knowledge_features(toks: list[Tok], k: int, text: str, cls: str, shape: str, gp: str, gn: str, p1: str) -> list[str]:
+    """General knowledge (``knowledge.py``) and the conventions of informal text, as features: what
+    the word (or the two-word phrase it is part of) names besides a person (a language, a country,
+    a city, a holiday...), the sentence's language and whether the word is a frequent word of it
+    (German nouns, Spanish sentence starts), the turn's case statistics, and hashtags, @handles,
+    "RT", emoji next to the word."""
+    t = toks[k]
+    n = len(toks)
+    f = []
+    kk = kinds(t.low)
+    f.append("gk=" + (kk or "-"))
+    if kk:
+        f += ["gkc=" + kk + cls, "gks=%s%d%s" % (kk, t.sent_init, shape), "gkp1=" + kk + "_" + p1]
+    ph = ""
+    if k + 1 < n and gn == "_":
+        ph = kinds(t.low + " " + toks[k + 1].low)
+    if not ph and k >= 1 and gp == "_":
+        ph = kinds(toks[k - 1].low + " " + t.low)
+    if ph:
+        f.append("gk2=" + ph)
+    for j, side in ((k - 1, "L"), (k + 1, "R")):
+        if 0 <= j < n and toks[j].cap and (gp == "_" if j < k else gn == "_"):
+            nk = kinds(toks[j].low)
+            if nk:
+                f.append("gkn=" + side + nk)
+    cs, lang = _turn_facts(toks, k)
+    f.append("lg=" + lang)
+    if lang != "en":
+        f.append("lgs=%s%d%s" % (lang, t.sent_init, shape))
+        if foreign_word(t.low, lang):
+            f += ["fw=%d%s" % (t.sent_init, shape), "fwc=" + cls]
+    f += ["capr=%d" % cs, "caprs=%d%s%d" % (cs, shape, t.sent_init), "caprc=%d%s" % (cs, cls)]
+    f.append("t0=%d%s" % (k == 0, cls))  # the first word of the turn
+    # social-media conventions anywhere in the turn (a hashtag, an @handle, a link, a retweet):
+    # capitalisation and names read differently there
+    if "#" in text or "@" in text or "http" in text or "www." in text or (toks[0].low == "rt" and toks[0].upper):
+        f += ["soc", "socc=%s%s%d" % (cls, shape, t.sent_init), "socg=" + (kk or "-")]
+    before = text[t.start - 1] if t.start >= 1 else ""
+    if before == "#":
+        f.append("hash")
+    elif before == "@":
+        f.append("handle")
+    if toks[0].low == "rt" and toks[0].upper:
+        f.append("rt")
+    around = text[max(0, t.start - 3) : t.start] + text[t.end : t.end + 3]
+    if any(ord(c) >= 0x2190 and not c.isalnum() for c in around):
+        f.append("emo")
     return f

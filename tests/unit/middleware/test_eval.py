@@ -17,6 +17,8 @@ from plainsight.middleware.evaluation import (
     percentile,
     residual_risk,
     summarize,
+    typed_kinds,
+    typed_summary,
 )
 
 # --------------------------------------------------------------------------- tiny hand-computed example
@@ -199,6 +201,49 @@ def test_eval_cli_json_and_predictions(tmp_path, capsys):
     for r in rows:
         for sp in r["spans"]:
             assert sp["text"] not in table or len(sp["text"]) < 3
+
+
+# --------------------------------------------------------------------------- typed files (wnut17, btc, gum)
+
+
+def test_typed_kinds_and_summary_hand_example():
+    # "Paris Hilton was in Paris with @bob, Lovely" -- gold: PERSON [0,12), LOCATION [20,25), HANDLE [31,35)
+    gold = [Ent(0, 0, 12, "PERSON"), Ent(0, 20, 25, "LOCATION"), Ent(0, 31, 35, "HANDLE"), Ent(1, 0, 4, "NAME")]
+    pred = [Ent(0, 0, 5, "NAME"),      # part of a person: neutral
+            Ent(0, 20, 25, "NAME"),    # a place: type error
+            Ent(0, 37, 43, "NAME"),    # no entity: word error
+            Ent(0, 31, 35, "USERNAME"),  # not a NAME: not scored as one, but it masks the handle
+            Ent(1, 0, 4, "NAME")]      # a gold NAME: scored by the exact match, not here
+    kinds = typed_kinds(gold, pred)
+    assert (kinds["neutral"], kinds["type"], kinds["word"], kinds["name"]) == (1, 1, 1, 1)
+    r = DialogueResult("T", {}, gold, pred, turns=3, empty_turns=1)
+    s = typed_summary([r])
+    assert s["turns"] == 2 and s["type_errors"] == 1 and s["word_errors"] == 1 and s["neutral"] == 1
+    assert s["type_errors_per_100_turns"] == 50.0 and s["false_names_per_100_turns"] == 100.0
+    assert s["masked_share"]["LOCATION"] == {"gold": 1, "masked": 1, "share": 1.0}
+    assert s["masked_share"]["HANDLE"]["share"] == 1.0 and s["masked_share"]["PERSON"]["share"] == 1.0
+    assert "NAME" not in s["masked_share"]
+
+
+def test_eval_cli_reports_typed_figures(tmp_path, capsys):
+    from plainsight.middleware.cli import main
+
+    sample = tmp_path / "typed.jsonl"
+    sample.write_text(json.dumps({"id": "t1", "source": "typed", "turns": [
+        {"speaker": "student", "text": "I speak Russian and we flew to Linz with Chelsea fans"}],
+        "spans": [{"turn": 0, "start": 8, "end": 15, "label": "GROUP", "text": "Russian"},
+                  {"turn": 0, "start": 31, "end": 35, "label": "LOCATION", "text": "Linz"},
+                  {"turn": 0, "start": 41, "end": 48, "label": "GROUP", "text": "Chelsea"}]}) + "\n", encoding="utf-8")
+    assert main(["eval", str(sample), "--json", "--by-source"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    t = s["typed"]
+    for key in ("type_errors_per_100_turns", "word_errors_per_100_turns", "neutral_per_100_turns", "masked_share"):
+        assert key in t
+    assert t["masked_share"]["GROUP"]["gold"] == 2 and t["turns"] == 1
+    assert s["name_by_source"]["typed"]["typed"]["masked_share"]["LOCATION"]["gold"] == 1
+    assert main(["eval", str(sample)]) == 0
+    table = capsys.readouterr().out
+    assert "type errors" in table and "masked share by type" in table
 
 
 # --------------------------------------------------------------------------- one resolver for the data dirs
