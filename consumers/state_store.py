@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 
 WRITER_HEADER = "plainsight-writer"
 
+#: erased sessions remembered (most recent first out), so that their state is never written again
+MAX_ERASED_REMEMBERED = 200_000
+
 
 class StateStore(Protocol):
     """What the worker needs from a session state store (a null one when state is not persisted)."""
@@ -53,6 +57,9 @@ class StateStore(Protocol):
     async def on_assigned(self, tps: list[TopicPartition]) -> None: ...
     async def on_revoked(self, tps: list[TopicPartition]) -> None: ...
     def expired_sessions(self, expired_ids: list[str]) -> list[str]: ...
+    def was_erased(self, session_id: str) -> bool: ...
+    def erase(self, session_id: str) -> None: ...
+    def clear_erased(self, session_id: str) -> None: ...
 
 
 class NoStateStore:
@@ -87,6 +94,15 @@ class NoStateStore:
     def expired_sessions(self, expired_ids: list[str]) -> list[str]:
         return []
 
+    def was_erased(self, session_id: str) -> bool:
+        return False
+
+    def erase(self, session_id: str) -> None:
+        return None
+
+    def clear_erased(self, session_id: str) -> None:
+        return None
+
 
 class KafkaStateStore:
     """The :class:`~middleware.sessions.SessionRepository` of the worker: sealed session states in
@@ -111,6 +127,11 @@ class KafkaStateStore:
         self.loaded = 0
         self.erased = 0
         self.undecodable = 0
+        #: state records skipped because their key is not UTF-8 (a metric; the load goes on)
+        self.bad_keys = 0
+        #: sessions erased (tombstone seen or ``forget`` record processed): never written again
+        #: by this worker; a later turn starts a fresh session (or is refused: session.after_forget)
+        self._erased: collections.OrderedDict[str, None] = collections.OrderedDict()
         #: the session cache this store backs (``attach``)
         self.sessions: SessionStore | None = None
 
@@ -142,9 +163,11 @@ class KafkaStateStore:
     def note_partition(self, session_id: str, partition: int) -> None:
         self._partition_of[session_id] = partition
 
-    def state_record(self, state) -> tuple[str, bytes, list[tuple[str, bytes]]] | None:
-        """(topic, sealed value, headers) to produce with a turn's outputs, if the state changed."""
-        if not state.dirty:
+    def state_record(self, state) -> tuple | None:
+        """(topic, sealed value, headers, partition) to produce before a turn's outputs, if the
+        state changed. The partition is set explicitly: the session's input partition (the state
+        topic is co-partitioned), whatever the producer's partitioner would pick."""
+        if not state.dirty or state.session_id in self._erased:
             return None
         # write only when something a replay depends on changed (most turns change nothing)
         fp = self.codec.fingerprint(state)
@@ -152,7 +175,9 @@ class KafkaStateStore:
             state.dirty = False
             return None
         state.stored_fingerprint = fp
-        return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)]
+        bound_journal(state, self.settings.worker.max_payload_bytes * 4)
+        return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)], \
+            self._partition_of.get(state.session_id)
 
     def mark_persisted(self, session_id: str) -> None:
         """The turn's outputs and state record are acknowledged: the state is stored."""
@@ -219,10 +244,20 @@ class KafkaStateStore:
     def _apply(self, partition: int, rec, loading: bool = False) -> None:
         if rec.key is None:
             return
-        sid = rec.key.decode("utf-8", "surrogatepass")
+        try:
+            sid = rec.key.decode("utf-8")
+        except UnicodeDecodeError:  # not a session of ours: skip it, count it, go on loading
+            self.bad_keys += 1
+            log.warning("state record %d@%d skipped: key is not UTF-8", partition, rec.offset)
+            return
         if rec.value is None:  # tombstone: the session was erased
             self._erase_local(sid)
+            self._remember_erased(sid)
             return
+        if sid in self._erased and loading:
+            # a record after the tombstone while loading: a fresh session started after the
+            # erasure (a new key, none of the erased values): it is the session now
+            self._erased.pop(sid, None)
         if not loading and dict(rec.headers or ()).get(WRITER_HEADER) == self.writer_id:
             # our own write read back by the tail: memory (or the stash) is already ahead of it.
             # (While loading a newly assigned partition every record counts, ours included: we
@@ -233,6 +268,27 @@ class KafkaStateStore:
         if self.sessions is not None:
             self.sessions.drop(sid)  # a newer stored state wins over a cached one
 
+    def _remember_erased(self, sid: str) -> None:
+        self._erased[sid] = None
+        self._erased.move_to_end(sid)
+        while len(self._erased) > MAX_ERASED_REMEMBERED:
+            self._erased.popitem(last=False)
+
+    def was_erased(self, session_id: str) -> bool:
+        return session_id in self._erased
+
+    def erase(self, session_id: str) -> None:
+        """Drop the session everywhere in this worker and remember it was erased."""
+        self._erase_local(session_id)
+        self._remember_erased(session_id)
+
+    def clear_erased(self, session_id: str) -> None:
+        """A new session under an erased id starts (session.after_forget: fresh)."""
+        self._erased.pop(session_id, None)
+
+    def partition_of(self, session_id: str) -> int | None:
+        return self._partition_of.get(session_id)
+
     def _erase_local(self, sid: str) -> None:
         self._blobs.pop(sid, None)
         self._partition_of.pop(sid, None)
@@ -242,6 +298,8 @@ class KafkaStateStore:
 
     # -------------------------------------------------------------- SessionRepository
     def evicted(self, state: SessionState) -> None:
+        if state.session_id in self._erased:
+            return
         p = self._partition_of.get(state.session_id)
         if p is not None and p in self._owned:
             self._blobs[state.session_id] = (p, self.codec.encode(state))
@@ -288,3 +346,19 @@ class KafkaStateStore:
                 mine.append(sid)
             self._blobs.pop(sid, None)
         return mine
+
+
+def bound_journal(state: SessionState, budget: int) -> None:
+    """Keep the replay journal within ``budget`` bytes of base64 (oldest entries out first), so
+    that a session's sealed state always fits in one record: a dropped entry's turn is processed
+    again on a replay (the mapping is stored, so its surrogates are the same)."""
+    j = state.journal
+    if not j:
+        return
+    size = sum(len(v) for outs in j.values() for _t, v in outs)
+    if size <= budget:
+        return
+    for key in list(j):
+        if size <= budget:
+            break
+        size -= sum(len(v) for _t, v in j.pop(key))

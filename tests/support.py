@@ -50,6 +50,17 @@ def turn_bytes(session_id: str, turn_id, text: str, role: str = "student", **ext
     return json.dumps(obj).encode()
 
 
+def reply_token_for(settings, session_id: str, payload: bytes = b"") -> str:
+    """A valid ``reply_token`` of ``session_id`` under the settings' surrogate secret (what a
+    tutor would copy from an output on the tutor topic)."""
+    from plainsight.middleware import reply_token
+    from plainsight.middleware.keys import load_configured
+
+    secret = load_configured(settings)[0]
+    secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    return reply_token.make(reply_token.derive_key(secret, b"reply-token"), session_id, payload)
+
+
 async def produce(settings, records, topic=None):
     """records: iterable of (key: str|None, value: bytes)."""
     from plainsight.consumers.kafka import make_producer
