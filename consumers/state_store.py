@@ -129,6 +129,10 @@ class KafkaStateStore:
         self.undecodable = 0
         #: state records skipped because their key is not UTF-8 (a metric; the load goes on)
         self.bad_keys = 0
+        #: sealed states refused because they are older than one already seen for the session
+        self.rollbacks = 0
+        #: session id → the newest state version seen (a rollback is refused)
+        self._versions: dict[str, int] = {}
         #: sessions erased (tombstone seen or ``forget`` record processed): never written again
         #: by this worker; a later turn starts a fresh session (or is refused: session.after_forget)
         self._erased: collections.OrderedDict[str, None] = collections.OrderedDict()
@@ -175,6 +179,8 @@ class KafkaStateStore:
             state.dirty = False
             return None
         state.stored_fingerprint = fp
+        # never write a version below one this store has seen (a session restarted after expiry)
+        state.version = max(state.version, self._versions.get(state.session_id, 0))
         bound_journal(state, self.settings.worker.max_payload_bytes * 4)
         return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)], \
             self._partition_of.get(state.session_id)
@@ -215,6 +221,7 @@ class KafkaStateStore:
                 if p in gone:
                     del self._partition_of[sid]
                     self._blobs.pop(sid, None)
+                    self._versions.pop(sid, None)
                     if self.sessions is not None:
                         self.sessions.drop(sid)
 
@@ -253,7 +260,16 @@ class KafkaStateStore:
         if rec.value is None:  # tombstone: the session was erased
             self._erase_local(sid)
             self._remember_erased(sid)
+            self._versions.pop(sid, None)  # a session started after the erasure counts from 1 again
             return
+        version = self._version_of(rec.value)
+        if version is not None:
+            if version < self._versions.get(sid, -1):
+                self.rollbacks += 1
+                log.warning("state record of session %s refused: older (version %d) than one already seen",
+                            session_ref(sid), version)
+                return
+            self._versions[sid] = version
         if sid in self._erased and loading:
             # a record after the tombstone while loading: a fresh session started after the
             # erasure (a new key, none of the erased values): it is the session now
@@ -268,6 +284,15 @@ class KafkaStateStore:
         if self.sessions is not None:
             self.sessions.drop(sid)  # a newer stored state wins over a cached one
 
+    def _version_of(self, blob: bytes) -> int | None:
+        version_of = getattr(self.codec.cipher, "version_of", None)
+        if version_of is None:
+            return None
+        try:
+            return version_of(blob)
+        except Exception:  # not an envelope: decoding will say so when the session is opened
+            return None
+
     def _remember_erased(self, sid: str) -> None:
         self._erased[sid] = None
         self._erased.move_to_end(sid)
@@ -280,6 +305,7 @@ class KafkaStateStore:
     def erase(self, session_id: str) -> None:
         """Drop the session everywhere in this worker and remember it was erased."""
         self._erase_local(session_id)
+        self._versions.pop(session_id, None)
         self._remember_erased(session_id)
 
     def clear_erased(self, session_id: str) -> None:

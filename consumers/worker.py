@@ -534,11 +534,25 @@ class Worker:
                 t.add_done_callback(self._bg.discard)
         if not self.metrics.enabled or self._consumer is None:
             return
+        self._sync_state_events()
         self.metrics.set_active_sessions(len(self.pipeline.sessions))
         if self.pipeline.llm is not None:
             self.metrics.sync_llm_stats(self.pipeline.llm.stats)
         for tp, lag in self.offsets.lag(self._consumer):
             self.metrics.set_lag(tp.topic, tp.partition, lag)
+
+    def _sync_state_events(self) -> None:
+        now = {
+            "capped_value": getattr(self.pipeline.replacer, "capped", 0),
+            "bad_state_key": getattr(self.state_store, "bad_keys", 0),
+            "forgotten": self.stats.forgotten,
+            "deadline": self.stats.deadline_exceeded,
+            "rollback_refused": getattr(self.state_store, "rollbacks", 0),
+        }
+        seen = getattr(self, "_events_seen", {})
+        for k, v in now.items():
+            self.metrics.state_event(k, v - seen.get(k, 0))
+        self._events_seen = now
 
     async def _erase(self, session_ids: list[str], partitions: dict[str, int] | None = None) -> None:
         """Tombstone the stored state of sessions that expired (idle longer than the TTL)."""
