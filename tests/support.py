@@ -114,6 +114,7 @@ async def run_forget(s, session_ids: list[str]) -> int:
 
     Args.session_ids = list(session_ids)
     env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
+    env.update(TEST_SECRETS_ENV)  # the workers' secret: forget MACs its forget records with it
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
