@@ -457,18 +457,23 @@ async def heavy_session(dialogues, n_turns: int, log_dir: str, heavy_turns: int 
         with_heavy = _latencies_ms([m for m in outs2 if (json.loads(m.value)["session_id"],
                                                         json.loads(m.value)["turn_id"]) not in n1], light)
         _o, logs, dlq, state = await sc.collect(values, 0)
+        replies = await read_all(s, b, s.topics.replies_out, 0, timeout=10, idle=1.0)
         worker_logs = sc.worker_logs()
     finally:
         await sc.stop()
     reasons = collections.Counter(json.loads(m.value)["reason"] for m in dlq)
     rep = scan(values, outputs=[m.value for m in outs2 + logs], dlq=[m.value for m in dlq],
                state=[m.value for m in state], logs=worker_logs, metrics=sc.metrics_text)
+    reply_ms = [json.loads(dict(m.headers or ()).get("plainsight-timings-ms", b"{}")).get("reidentify")
+                for m in replies]
     p_base, p_heavy = _p99(base), _p99(with_heavy)
     return {"light_turns": len(plan), "heavy_turns": sent_heavy, "heavy_phase_s": round(heavy_s, 1),
             "p99_ms_without": None if p_base is None else round(p_base, 1),
             "p99_ms_with": None if p_heavy is None else round(p_heavy, 1),
             "p99_ratio": None if not p_base or p_heavy is None else round(p_heavy / p_base, 2),
             "max_state_record_bytes": max((len(m.value or b"") for m in state), default=0),
+            "heavy_replies_reidentified": len(replies),
+            "heavy_reply_reidentify_ms_max": max((x for x in reply_ms if x is not None), default=None),
             "dlq_reasons": dict(reasons), "leak_scan": rep.summary()}
 
 

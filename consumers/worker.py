@@ -22,6 +22,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -62,6 +63,8 @@ DISPATCH_BATCH_SMALL = 64
 #: ``reverse.turn_deadline_s``: a session sending maximum-size turns cannot stall the others.
 #: Shorter ones (almost all) run inline: a thread hop would cost more than their detection.
 HEAVY_TURN_CHARS = 4000
+#: the interpreter's thread switch interval while a heavy turn runs (default 5 ms)
+HEAVY_SWITCH_S = 0.0005
 
 #: header of a control record on the input topic (``plainsight forget``), and of its MAC
 CONTROL_HEADER = "plainsight-control"
@@ -140,6 +143,8 @@ class Worker:
             # only in its sealed state (written before any output that depends on it leaves)
             self.pipeline.replacer.session_keys = True
         self._heavy = None  # the one thread that runs heavy turns (made on first use)
+        self._heavy_running = 0
+        self._switch = sys.getswitchinterval()
         self.journal = ReplayJournal(self.pipeline.sessions) if self.state_store.persists else NoJournal()
         self.stats = WorkerStats()
         t = settings.topics
@@ -348,12 +353,24 @@ class Worker:
 
         if self._heavy is None:
             self._heavy = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="plainsight-heavy")
+        # while heavy work holds the GIL, the event loop gets it back within HEAVY_SWITCH_S instead
+        # of the default 5 ms at each await (a convoy that multiplied other sessions' latency)
+        self._heavy_running += 1
+        if self._heavy_running == 1:
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(HEAVY_SWITCH_S)
         fut = asyncio.get_running_loop().run_in_executor(self._heavy, fn, *args)
+        fut.add_done_callback(self._heavy_done)
         try:
             return await asyncio.wait_for(asyncio.shield(fut), self.settings.reverse.turn_deadline_s)
         except asyncio.TimeoutError:
             self.stats.deadline_exceeded += 1
             raise _PastDeadline(fut) from None
+
+    def _heavy_done(self, _fut) -> None:
+        self._heavy_running -= 1
+        if self._heavy_running == 0:
+            sys.setswitchinterval(self._switch)
 
     async def _reidentify(self, tp: TopicPartition, rec, turn: InputTurn):
         """A tutor reply → the real values, or None when it was dead-lettered (no valid token)."""
@@ -403,7 +420,7 @@ class Worker:
                 reply = await self._reidentify(tp, rec, turn)
                 if reply is None:
                     return True
-                now_out = [(t.replies_out, reply, None)]
+                now_out = [(t.replies_out, reply, _timing_headers(reply, received_at))]
                 later = None
             else:
                 replay = self.journal.hit(turn.session_id, tp, rec.offset)
