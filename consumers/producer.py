@@ -58,9 +58,12 @@ def payload(out: OutputTurn | bytes | None) -> bytes | None:
     if not isinstance(out, OutputTurn):
         return out
     body = out.model_dump_json().encode("utf-8")
-    if out.reply_token:
-        body = body[:-1] + b',"reply_token":' + json.dumps(out.reply_token).encode("ascii") + b"}"
-    return body
+    return with_reply_token(body, out.reply_token) if out.reply_token else body
+
+
+def with_reply_token(body: bytes, token: str) -> bytes:
+    """An output's JSON bytes with ``"reply_token"`` as the last field."""
+    return body[:-1] + b',"reply_token":' + json.dumps(token).encode("ascii") + b"}"
 
 
 def timing_headers(out: OutputTurn, received_at: float = 0.0) -> list[tuple[str, bytes]]:

@@ -42,7 +42,13 @@ from .dead_letters import DeadLetters
 from .journal import NoJournal, ReplayJournal
 from .kafka import ensure_topics, make_consumer
 from .offsets import OffsetTracker, PartitionOffsets, SessionOrder
-from .producer import AckedProducer, PermanentProduceError, payload as _payload, timing_headers as _timing_headers
+from .producer import (
+    AckedProducer,
+    PermanentProduceError,
+    payload as _payload,
+    timing_headers as _timing_headers,
+    with_reply_token,
+)
 from .state_store import NoStateStore, StateStore
 
 log = logging.getLogger(__name__)
@@ -439,8 +445,7 @@ class Worker:
 
                 deid_bytes, deid_headers = _payload(result.deid), _timing_headers(result.deid, received_at)
                 # the tutor topic's copy carries the reply_token the tutor's answer must bring back
-                tutor_bytes = _payload(result.deid.model_copy(update={
-                    "reply_token": reply_token.make(self._reply_key, sid, deid_bytes)}))
+                tutor_bytes = with_reply_token(deid_bytes, reply_token.make(self._reply_key, sid, deid_bytes))
                 now_out = [(t.output, tutor_bytes, deid_headers)]
                 if result.refined is None:
                     same = result.logs == result.deid  # same mode on both topics: same bytes
