@@ -37,6 +37,9 @@ from .kafka import make_consumer
 log = logging.getLogger(__name__)
 
 WRITER_HEADER = "plainsight-writer"
+#: on a tombstone that ``forget`` asked for (not an expiry): the session joins the erased set
+ERASURE_HEADER = "plainsight-erasure"
+FORGET = b"forget"
 
 #: erased sessions remembered (most recent first out), so that their state is never written again
 MAX_ERASED_REMEMBERED = 200_000
@@ -58,6 +61,9 @@ class StateStore(Protocol):
     async def on_revoked(self, tps: list[TopicPartition]) -> None: ...
     def expired_sessions(self, expired_ids: list[str]) -> list[str]: ...
     def was_erased(self, session_id: str) -> bool: ...
+    def tombstone_headers(self, forget: bool) -> list[tuple[str, bytes]]:
+        return [(WRITER_HEADER, self.writer_id)] + ([(ERASURE_HEADER, FORGET)] if forget else [])
+
     def erase(self, session_id: str) -> None: ...
     def clear_erased(self, session_id: str) -> None: ...
 
@@ -96,6 +102,9 @@ class NoStateStore:
 
     def was_erased(self, session_id: str) -> bool:
         return False
+
+    def tombstone_headers(self, forget: bool) -> list[tuple[str, bytes]]:
+        return [(WRITER_HEADER, self.writer_id)] + ([(ERASURE_HEADER, FORGET)] if forget else [])
 
     def erase(self, session_id: str) -> None:
         return None
@@ -257,9 +266,17 @@ class KafkaStateStore:
             self.bad_keys += 1
             log.warning("state record %d@%d skipped: key is not UTF-8", partition, rec.offset)
             return
+        headers = dict(rec.headers or ())
+        if not loading and headers.get(WRITER_HEADER) == self.writer_id:
+            # our own write read back by the tail (a state, or a tombstone we already applied):
+            # memory (or the stash) is already ahead of it. (While loading a newly assigned
+            # partition every record counts, ours included: we may have owned the partition
+            # before, and dropped its sessions when it was revoked.)
+            return
         if rec.value is None:  # tombstone: the session was erased
             self._erase_local(sid)
-            self._remember_erased(sid)
+            if headers.get(ERASURE_HEADER) == FORGET:  # forgotten, not expired
+                self._remember_erased(sid)
             self._versions.pop(sid, None)  # a session started after the erasure counts from 1 again
             return
         version = self._version_of(rec.value)
@@ -274,11 +291,6 @@ class KafkaStateStore:
             # a record after the tombstone while loading: a fresh session started after the
             # erasure (a new key, none of the erased values): it is the session now
             self._erased.pop(sid, None)
-        if not loading and dict(rec.headers or ()).get(WRITER_HEADER) == self.writer_id:
-            # our own write read back by the tail: memory (or the stash) is already ahead of it.
-            # (While loading a newly assigned partition every record counts, ours included: we
-            # may have owned the partition before, and dropped its sessions when it was revoked.)
-            return
         self._partition_of[sid] = partition
         self._blobs[sid] = (partition, rec.value)
         if self.sessions is not None:
@@ -301,6 +313,9 @@ class KafkaStateStore:
 
     def was_erased(self, session_id: str) -> bool:
         return session_id in self._erased
+
+    def tombstone_headers(self, forget: bool) -> list[tuple[str, bytes]]:
+        return [(WRITER_HEADER, self.writer_id)] + ([(ERASURE_HEADER, FORGET)] if forget else [])
 
     def erase(self, session_id: str) -> None:
         """Drop the session everywhere in this worker and remember it was erased."""

@@ -344,7 +344,8 @@ class Worker:
         self.pipeline.sessions.drop(sid)
         self.state_store.erase(sid)
         if self.state_store.persists:
-            if not await self.producer.send_acked([(self.settings.topics.state, None, None, tp.partition)],
+            headers = self.state_store.tombstone_headers(forget=True)
+            if not await self.producer.send_acked([(self.settings.topics.state, None, headers, tp.partition)],
                                                   sid.encode("utf-8")):
                 return False
         self.stats.forgotten += 1
@@ -581,7 +582,8 @@ class Worker:
         for sid in session_ids:
             p = (partitions or {}).get(sid)
             with contextlib.suppress(PermanentProduceError):
-                await self.producer.send_acked([(self.settings.topics.state, None, None, p)], sid.encode("utf-8"))
+                headers = getattr(self.state_store, "tombstone_headers", lambda forget: None)(False)
+                await self.producer.send_acked([(self.settings.topics.state, None, headers, p)], sid.encode("utf-8"))
         log.info("erased stored state of %d expired sessions", len(session_ids))
 
     async def _on_revoked(self, revoked: list[TopicPartition]) -> None:

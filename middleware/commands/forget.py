@@ -64,7 +64,7 @@ async def forget(args: argparse.Namespace) -> int:
     try:
         for sid in args.session_ids:
             await producer.send_and_wait(settings.topics.state, key=sid.encode("utf-8"), value=None,
-                                         headers=[("producer", b"plainsight-forget")])
+                                         headers=[("producer", b"plainsight-forget"), ("plainsight-erasure", b"forget")])
             if control_key is not None:
                 # in the session's turn order: after any turn racing this forget
                 await producer.send_and_wait(

@@ -253,3 +253,23 @@ async def test_secret_holder_cannot_recompute_a_persisted_sessions_surrogates(ma
     assert sum(g in out for g in guesses) == 0
     for r in RAW:
         assert r not in out
+
+
+async def test_a_session_after_forget_starts_fresh_and_stays_consistent(make_settings):
+    s = make_settings()
+    w = Worker(s, s.kafka.bootstrap_servers)
+    t = await start_worker(w)
+    try:
+        await produce(s, [("again", turn_bytes("again", 0, "my email is evangelina.ruiz@example.com"))])
+        before = json.loads((await read_topic(s, s.topics.output, 1))[0].value)["text"]
+        assert await run_forget(s, ["again"]) == 0
+        assert await _wait(lambda: w.stats.forgotten >= 1)
+        await produce(s, [("again", turn_bytes("again", 1, "my email is evangelina.ruiz@example.com"))])
+        await read_topic(s, s.topics.output, 2)
+        await asyncio.sleep(1.0)  # the tail reads the worker's own tombstone back meanwhile
+        await produce(s, [("again", turn_bytes("again", 2, "my email is evangelina.ruiz@example.com"))])
+        outs = {json.loads(m.value)["turn_id"]: json.loads(m.value)["text"] for m in await read_topic(s, s.topics.output, 3)}
+    finally:
+        await stop_worker(w, t)
+    assert outs[1] == outs[2], "the fresh session keeps its surrogates"
+    assert outs[1] != before, "... which are not the erased session's (a new key)"
