@@ -57,6 +57,10 @@ def reply_token_for(settings, session_id: str, payload: bytes = b"") -> str:
     from plainsight.middleware.keys import load_configured
 
     secret = load_configured(settings)[0]
+    if secret is None:  # the worker got this session's test secret through its environment
+        from plainsight.middleware.config import load_settings
+
+        secret = load_configured(load_settings(**secret_overrides()))[0]
     secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
     return reply_token.make(reply_token.derive_key(secret, b"reply-token"), session_id, payload)
 

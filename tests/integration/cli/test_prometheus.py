@@ -33,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
-from tests.support import ROOT, free_port, reply_token_for
+from tests.support import ROOT, TEST_SECRETS_ENV, free_port, reply_token_for
 import pytest
 import yaml
 
@@ -628,6 +628,7 @@ def test_dashboard_and_alerts_on_a_real_prometheus_real_worker(tmp_path: Path) -
         PLAINSIGHT_REVISION="test",
         PYTHONUNBUFFERED="1",
     )
+    env.update(TEST_SECRETS_ENV)  # a known secret: the test's tutor replies carry valid reply tokens
     log_path = tmp_path / "serve.log"
     report: list[str] = []
     prom = None
