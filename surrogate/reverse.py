@@ -42,12 +42,15 @@ class _Matcher:
     """Targets in priority order (their index is the alternation order), and the automaton of
     their literal cores (lower case) → indices of the targets that start with that core."""
 
-    __slots__ = ("regex", "targets", "patterns", "cores", "prefix", "automaton", "by_core")
+    __slots__ = ("regex", "targets", "sources", "compiled", "cores", "prefix", "automaton", "by_core")
 
-    def __init__(self, targets: list[_Target], patterns: list[re.Pattern[str]], cores: list[str],
+    def __init__(self, targets: list[_Target], sources: list[str], cores: list[str],
                  prefix: list[re.Pattern[str] | None]) -> None:
         self.targets = targets
-        self.patterns = patterns
+        #: each target's verification pattern, compiled when its core first occurs in a reply
+        #: (compiling thousands up front cost more than the reply they would verify)
+        self.sources = sources
+        self.compiled: dict[int, re.Pattern[str]] = {}
         self.cores = cores
         self.prefix = prefix
         #: kept for callers that test ``m.regex is None`` (no target at all)
@@ -184,7 +187,7 @@ def _build(state: SessionMapping) -> _Matcher:
     alts.sort(key=lambda a: -a[0])  # longest first: an e-mail wins over the name inside it
     return _Matcher(
         [a[4] for a in alts],
-        [re.compile(a[1], re.IGNORECASE) for a in alts],
+        [a[1] for a in alts],
         [_lower_same_length(a[2]) for a in alts],
         [a[3] for a in alts],
     )
@@ -250,7 +253,7 @@ def _candidates(m: _Matcher, text: str) -> list[tuple[int, int, int]]:
     out: list[tuple[int, int, int]] = []
     seen: set[tuple[int, int]] = set()
     low = _lower_same_length(text)
-    patterns, prefix = m.patterns, m.prefix
+    compiled, sources, prefix = m.compiled, m.sources, m.prefix
     for cs, idx in _occurrences(m, low):
         for i in idx:
             starts = [cs]
@@ -264,7 +267,10 @@ def _candidates(m: _Matcher, text: str) -> list[tuple[int, int, int]]:
                 if (st, i) in seen:
                     continue
                 seen.add((st, i))
-                mt = patterns[i].match(text, st)
+                pat = compiled.get(i)
+                if pat is None:
+                    pat = compiled[i] = re.compile(sources[i], re.IGNORECASE)
+                mt = pat.match(text, st)
                 if mt is not None and mt.end() > mt.start():
                     out.append((st, i, mt.end()))
                     break
