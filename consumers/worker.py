@@ -485,6 +485,9 @@ class Worker:
             ok = await self.producer.produce_all(turn.session_id, now_out)
         except PermanentProduceError as exc:
             # too large / invalid / not authorised: never retried; the partition moves on
+            st = self.pipeline.sessions.peek(sid) if state_out else None
+            if st is not None:  # the state was not stored: write it again with the next turn
+                st.stored_fingerprint = None
             return await self.dead_letters.send(tp, rec, "produce_rejected", f"broker refused an output ({exc.kind})")
         produce_s = time.perf_counter() - t0
         if not ok:
