@@ -366,9 +366,18 @@ class Worker:
         if self._heavy_running == 1:
             self._switch = sys.getswitchinterval()
             sys.setswitchinterval(HEAVY_SWITCH_S)
-        fut = asyncio.get_running_loop().run_in_executor(self._heavy, fn, *args)
+        loop = asyncio.get_running_loop()
+        started = loop.create_future()
+
+        def run():
+            # the deadline counts from here: time queued behind another heavy turn is not this turn's
+            loop.call_soon_threadsafe(lambda: started.done() or started.set_result(None))
+            return fn(*args)
+
+        fut = loop.run_in_executor(self._heavy, run)
         fut.add_done_callback(self._heavy_done)
         try:
+            await asyncio.wait({started, fut}, return_when=asyncio.FIRST_COMPLETED)
             return await asyncio.wait_for(asyncio.shield(fut), self.settings.reverse.turn_deadline_s)
         except asyncio.TimeoutError:
             self.stats.deadline_exceeded += 1
