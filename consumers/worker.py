@@ -341,8 +341,8 @@ class Worker:
         the session in the state topic is a tombstone whatever raced the ``forget``."""
         if prev is not None and not prev.done():
             await asyncio.wait({prev})
-        self.pipeline.sessions.drop(sid)
-        self.state_store.erase(sid)
+        self.state_store.erase(sid)  # drops it from the cache too (and counts the erasure)
+        self.pipeline.sessions.drop(sid)  # (without persisted state)
         if self.state_store.persists:
             headers = self.state_store.tombstone_headers(forget=True)
             if not await self.producer.send_acked([(self.settings.topics.state, None, headers, tp.partition)],
@@ -494,6 +494,7 @@ class Worker:
             ok = await self.producer.produce_all(turn.session_id, now_out)
         except PermanentProduceError as exc:
             # too large / invalid / not authorised: never retried; the partition moves on
+            self.journal.drop(sid, tp, rec.offset)  # a replay must not send what was refused
             st = self.pipeline.sessions.peek(sid) if state_out else None
             if st is not None:  # the state was not stored: write it again with the next turn
                 st.stored_fingerprint = None
