@@ -7,6 +7,16 @@
 3. ``llm_outage``: the LLM endpoint is down: every output is flagged degraded, none leaks.
 4. ``hostile``: 10,000 generated malformed or hostile records: each is processed or
    dead-lettered, the worker stays up, its memory stays bounded.
+5. ``heavy_session`` (#28): light sessions at a steady rate, then the same with one session
+   sending maximum-size turns (thousands of e-mails) and long tutor replies: the light sessions'
+   p99 latency with it, over their p99 without it (target: within 2x).
+6. ``oversized_state``: one session sends maximum-size turns full of new values: every turn is
+   answered or dead-lettered (the partition keeps moving), no output is duplicated, and the
+   largest state record stays under the broker's record limit.
+7. ``forget_race``: 20 sessions each send a turn that races their ``plainsight forget``; erased
+   values found in the newest state of each session, before and after a worker restart (0 of 20).
+8. ``forged_reply``: replies copied from the logs topic, with another session's token, or with a
+   made-up one: values restored (0), dead letters (all of them).
 
 Everything the workers wrote (output, logging, DLQ and state topics, worker logs, metrics) is
 then scanned for the raw values of the input (benchmarks/leak_scan.py).
@@ -367,6 +377,244 @@ async def hostile(n: int, log_dir: str) -> dict:
             "rss_end_mb": round(rss1 / 1e6, 1), "leak_scan": rep.summary()}
 
 
+def _p99(xs: list[float]) -> float | None:
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))]
+
+
+def _latencies_ms(records, sids: set[str] | None = None) -> list[float]:
+    """Input ``sent_at`` → output ``plainsight-processed-at`` header, per output record (ms)."""
+    out = []
+    for m in records:
+        o = json.loads(m.value)
+        if sids is not None and o["session_id"] not in sids:
+            continue
+        h = dict(m.headers or ())
+        if "plainsight-processed-at" not in h:
+            continue
+        out.append((float(h["plainsight-processed-at"]) - float(o["sent_at"])) * 1e3)
+    return out
+
+
+def _heavy_turn(i: int, size: int = 60_000) -> str:
+    parts, n = [], 0
+    while n < size:
+        e = f"writer{i}x{len(parts)}.pupil{len(parts)}@class{len(parts) % 97}.example.org"
+        parts.append(e)
+        n += len(e) + 2
+    return ", ".join(parts)[:size]
+
+
+async def _send(settings, bootstrap, topic, records):
+    p = make_producer(settings, bootstrap)
+    await p.start()
+    try:
+        for key, value in records:
+            await p.send(topic, key=key.encode(), value=value)
+        await p.flush()
+    finally:
+        await p.stop()
+
+
+def _turn(sid, tid, text, role="student", **extra) -> bytes:
+    return json.dumps({"session_id": sid, "turn_id": tid, "role": role, "text": text, "sent_at": time.time(),
+                       **extra}).encode()
+
+
+async def heavy_session(dialogues, n_turns: int, log_dir: str, heavy_turns: int = 6) -> dict:
+    sc = Scenario("heavy", log_dir, partitions=4)
+    plan, values = build_traffic(dialogues, n_turns, 40, sc.prefix)
+    half = len(plan) // 2
+    try:
+        await sc.start(1, values)
+        s, b = sc.settings, sc.broker.bootstrap_servers
+        light = {sid for sid, *_ in plan}
+        # phase 1: the light sessions alone, at a steady rate
+        await _produce(s, b, plan[:half], rate=100)
+        outs1 = await read_all(s, b, s.topics.output, half, timeout=300, idle=1.0, alive=sc.procs.check_alive)
+        base = _latencies_ms(outs1, light)
+        # phase 2: the same rate, while one session sends maximum-size turns and long replies
+        heavy = f"{sc.prefix}-heavy"
+        sender = asyncio.create_task(_produce(s, b, plan[half:], rate=100))
+        t0 = time.monotonic()
+        sent_heavy = 0
+        for i in range(heavy_turns):
+            await _send(s, b, s.topics.input, [(heavy, _turn(heavy, i, _heavy_turn(i)))])
+            sent_heavy += 1
+            got = await read_all(s, b, s.topics.output, 0, timeout=5, idle=0.3)
+            mine = [json.loads(m.value) for m in got if json.loads(m.value)["session_id"] == heavy]
+            if mine:  # a long reply that quotes the session's surrogates, with its reply token
+                reply = (mine[-1]["text"] + " ") * 1
+                await _send(s, b, s.topics.replies_in, [(heavy, _turn(heavy, f"r{i}", reply[:60_000], role="tutor",
+                                                                       reply_token=mine[-1]["reply_token"]))])
+            await asyncio.sleep(0.5)
+        await sender
+        outs2 = await read_all(s, b, s.topics.output, len(plan) + 1, timeout=600, idle=2.0, alive=sc.procs.check_alive)
+        heavy_s = time.monotonic() - t0
+        n1 = {(json.loads(m.value)["session_id"], json.loads(m.value)["turn_id"]) for m in outs1}
+        with_heavy = _latencies_ms([m for m in outs2 if (json.loads(m.value)["session_id"],
+                                                        json.loads(m.value)["turn_id"]) not in n1], light)
+        _o, logs, dlq, state = await sc.collect(values, 0)
+        replies = await read_all(s, b, s.topics.replies_out, 0, timeout=10, idle=1.0)
+        worker_logs = sc.worker_logs()
+    finally:
+        await sc.stop()
+    reasons = collections.Counter(json.loads(m.value)["reason"] for m in dlq)
+    rep = scan(values, outputs=[m.value for m in outs2 + logs], dlq=[m.value for m in dlq],
+               state=[m.value for m in state], logs=worker_logs, metrics=sc.metrics_text)
+    reply_ms = [json.loads(dict(m.headers or ()).get("plainsight-timings-ms", b"{}")).get("reidentify")
+                for m in replies]
+    p_base, p_heavy = _p99(base), _p99(with_heavy)
+    return {"light_turns": len(plan), "heavy_turns": sent_heavy, "heavy_phase_s": round(heavy_s, 1),
+            "p99_ms_without": None if p_base is None else round(p_base, 1),
+            "p99_ms_with": None if p_heavy is None else round(p_heavy, 1),
+            "p99_ratio": None if not p_base or p_heavy is None else round(p_heavy / p_base, 2),
+            "max_state_record_bytes": max((len(m.value or b"") for m in state), default=0),
+            "heavy_replies_reidentified": len(replies),
+            "heavy_reply_reidentify_ms_max": max((x for x in reply_ms if x is not None), default=None),
+            "dlq_reasons": dict(reasons), "leak_scan": rep.summary()}
+
+
+async def oversized_state(log_dir: str, n_turns: int = 30) -> dict:
+    sc = Scenario("oversized", log_dir, partitions=2)
+    sid = f"{sc.prefix}-big"
+    values = ValueSet()
+    try:
+        await sc.start(1, values)
+        s, b = sc.settings, sc.broker.bootstrap_servers
+        await _send(s, b, s.topics.input, [(sid, _turn(sid, i, _heavy_turn(i))) for i in range(n_turns)]
+                    + [(sid, _turn(sid, n_turns, "still here, thanks"))])
+        deadline = time.monotonic() + 600
+        outs, dlq = [], []
+        while time.monotonic() < deadline:
+            outs = await read_all(s, b, s.topics.output, 0, timeout=5, idle=0.5)
+            dlq = await read_all(s, b, s.topics.dlq, 0, timeout=5, idle=0.5)
+            if len(outputs_by_turn(outs)) + len(dlq) >= n_turns + 1:
+                break
+            sc.procs.check_alive()
+            await asyncio.sleep(2)
+        _o, logs, _d, state = await sc.collect(values, 0)
+        metrics = sc.metrics_text
+    finally:
+        await sc.stop()
+    by = outputs_by_turn(outs)
+    reasons = collections.Counter(json.loads(m.value)["reason"] for m in dlq)
+    capped = sum(float(line.rsplit(" ", 1)[1]) for text in metrics for line in text.splitlines()
+                 if line.startswith('plainsight_state_events_total{event="capped_value"}'))
+    return {"turns": n_turns + 1, "answered": len(by), "dead_lettered": len(dlq),
+            "unaccounted": n_turns + 1 - len(by) - len(dlq), "dlq_reasons": dict(reasons),
+            "duplicated_turns": sum(1 for v in by.values() if len(v) > 1),
+            "last_turn_answered": (sid, n_turns) in by, "state_records": len(state),
+            "max_state_record_bytes": max((len(m.value or b"") for m in state), default=0),
+            "capped_values": capped}
+
+
+def _state_holds(cipher, sid: str, blob: bytes | None, needle: str) -> bool:
+    import base64
+
+    if blob is None:
+        return False
+    doc = json.loads(cipher.decrypt(blob, sid))
+    rep = doc.get("replace") or {}
+    raw = base64.b64decode(rep["b"]) if "b" in rep else json.dumps(rep.get("d")).encode()
+    return needle.encode() in raw or needle.encode() in json.dumps(doc).encode()
+
+
+async def _latest_state(s, b) -> dict[str, bytes | None]:
+    latest = {}
+    for m in await read_all(s, b, s.topics.state, 0, timeout=20, idle=1.0):
+        latest[m.key.decode("utf-8", "replace")] = m.value
+    return latest
+
+
+async def forget_race(log_dir: str, n: int = 20) -> dict:
+    import subprocess
+    import sys
+
+    from plainsight.surrogate.crypto import StateCipher
+
+    from .stream import bench_secret_env
+
+    sc = Scenario("forget", log_dir, partitions=4)
+    sids = [f"{sc.prefix}-f{i}" for i in range(n)]
+    values = ValueSet()
+    for i, sid in enumerate(sids):
+        values.add(sid, f"erased.{i}@forget-race.org", "canary")
+    try:
+        await sc.start(1, values)
+        s, b = sc.settings, sc.broker.bootstrap_servers
+        env = dict(os.environ)
+        env.update(bench_secret_env(sc.config))
+        from .stream import _BENCH_SECRETS
+
+        env.update(_BENCH_SECRETS)
+        from plainsight.middleware.config import load_settings
+
+        cipher = StateCipher.from_settings(
+            load_settings(sc.config, surrogate={"keys_file": _BENCH_SECRETS["PLAINSIGHT_SURROGATE__KEYS_FILE"]}))
+        await _send(s, b, s.topics.input, [(sid, _turn(sid, 0, f"my email is erased.{i}@forget-race.org"))
+                                           for i, sid in enumerate(sids)])
+        await read_all(s, b, s.topics.output, n, timeout=120, idle=0.5, alive=sc.procs.check_alive)
+        # each session's racing turn (a new value: it writes state) goes out as forget runs
+        racing = asyncio.create_task(_send(s, b, s.topics.input, [
+            (sid, _turn(sid, 1, f"also erased.{i}@forget-race.org and 212-555-01{i:02d}")) for i, sid in enumerate(sids)]))
+        cmd = [sys.executable, "-m", "plainsight.middleware.cli", "forget", "--config", sc.config,
+               "--bootstrap-servers", b, *sids]
+        proc = await asyncio.to_thread(subprocess.run, cmd, env=env, capture_output=True, text=True, timeout=120)
+        await racing
+        await asyncio.sleep(3.0)
+        latest = await _latest_state(s, b)
+        before = sum(_state_holds(cipher, sid, latest.get(sid), f"erased.{i}@forget-race.org") for i, sid in enumerate(sids))
+        sc.procs.kill_one(0)
+        sc.procs.start_one()
+        await asyncio.to_thread(sc.procs.wait_ready)
+        await asyncio.sleep(3.0)
+        latest = await _latest_state(s, b)
+        after = sum(_state_holds(cipher, sid, latest.get(sid), f"erased.{i}@forget-race.org") for i, sid in enumerate(sids))
+    finally:
+        await sc.stop()
+    return {"sessions": n, "forget_exit": proc.returncode, "came_back": before, "came_back_after_restart": after,
+            "forget_report_lines": len(proc.stderr.splitlines())}
+
+
+async def forged_reply(log_dir: str, n: int = 20) -> dict:
+    sc = Scenario("forged", log_dir, partitions=4)
+    values = ValueSet()
+    sids = [f"{sc.prefix}-r{i}" for i in range(n)]
+    plan = []
+    for i, sid in enumerate(sids):
+        text, vals = canary_turn(i)
+        for v in vals:
+            values.add(sid, v, "canary")
+        plan.append((sid, text))
+    try:
+        await sc.start(1, values)
+        s, b = sc.settings, sc.broker.bootstrap_servers
+        await _send(s, b, s.topics.input, [(sid, _turn(sid, 0, text)) for sid, text in plan])
+        outs = {json.loads(m.value)["session_id"]: json.loads(m.value)
+                for m in await read_all(s, b, s.topics.output, n, timeout=120, idle=0.5, alive=sc.procs.check_alive)}
+        logs = {json.loads(m.value)["session_id"]: json.loads(m.value)
+                for m in await read_all(s, b, s.topics.logs, n, timeout=60, idle=0.5)}
+        forged = []
+        for i, sid in enumerate(sids):
+            text = logs[sid]["text"]
+            other = outs[sids[(i + 1) % n]]["reply_token"]
+            forged += [(sid, _turn(sid, f"copy{i}", text, role="tutor")),
+                       (sid, _turn(sid, f"other{i}", text, role="tutor", reply_token=other)),
+                       (sid, _turn(sid, f"made{i}", text, role="tutor", reply_token="rt1." + "ab" * 16 + "." + "cd" * 16))]
+        await _send(s, b, s.topics.replies_in, forged)
+        dlq = await read_all(s, b, s.topics.dlq, len(forged), timeout=120, idle=1.0)
+        replies = await read_all(s, b, s.topics.replies_out, 0, timeout=10, idle=2.0)
+    finally:
+        await sc.stop()
+    restored = sum(1 for m in replies for v in values.all_values() if v[1] in json.loads(m.value)["text"])
+    reasons = collections.Counter(json.loads(m.value)["reason"] for m in dlq)
+    return {"forged_replies": len(forged), "replies_out": len(replies), "values_restored": restored,
+            "dead_lettered": len(dlq), "dlq_reasons": dict(reasons)}
+
+
 async def run_all(data_dir: Path, turns: int, hostile_n: int, only: list[str] | None = None) -> dict:
 
     dialogues = dev_dialogues_with_values(data_dir or default_data_dir())
@@ -375,7 +623,11 @@ async def run_all(data_dir: Path, turns: int, hostile_n: int, only: list[str] | 
         for name, fn in (("sigkill", lambda d: sigkill(dialogues, turns, d)),
                          ("broker_restart", lambda d: broker_restart(dialogues, turns, d)),
                          ("llm_outage", lambda d: llm_outage(dialogues, max(200, turns // 10), d)),
-                         ("hostile", lambda d: hostile(hostile_n, d))):
+                         ("hostile", lambda d: hostile(hostile_n, d)),
+                         ("heavy_session", lambda d: heavy_session(dialogues, max(400, turns // 3), d)),
+                         ("oversized_state", lambda d: oversized_state(d)),
+                         ("forget_race", lambda d: forget_race(d)),
+                         ("forged_reply", lambda d: forged_reply(d))):
             if only and name not in only:
                 continue
             d = os.path.join(tmp, name)

@@ -29,6 +29,12 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+#: environment variables passed on to the embedded broker (plus what ``env=`` gives it)
+_BROKER_ENV = frozenset({"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "RUST_LOG", "RUST_BACKTRACE",
+                         "SSL_CERT_FILE", "SSL_CERT_DIR"})
+_BROKER_ENV_PREFIXES = ("AWS_", "TANSU_")
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     """Linux: ask the kernel to SIGTERM the broker when its parent dies (even by SIGKILL)."""
     try:
@@ -115,7 +121,9 @@ class EmbeddedBroker:
             out = self._log_fh
         else:
             out = subprocess.DEVNULL
-        env = dict(os.environ)
+        # only what the broker needs: never the worker's secrets (surrogate secret, state keys,
+        # API keys, Kafka passwords) that the parent's environment may hold
+        env = {k: v for k, v in os.environ.items() if k in _BROKER_ENV or k.startswith(_BROKER_ENV_PREFIXES)}
         env.update(self.env)
         env.setdefault("RUST_LOG", "warn")
         self._proc = subprocess.Popen(

@@ -1,5 +1,5 @@
 """Dead letters: one per input record that cannot be processed — the reason, the payload's
-SHA-256 and size, never the payload; the log line names fields and error types, never values."""
+keyed digest (HMAC-SHA256 in a worker) and size, never the payload; the log line names fields and error types, never values."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import logging
 
 from aiokafka import TopicPartition
 
+from plainsight.middleware.logs import keyed_digest
 from plainsight.middleware.metrics import MetricsSink
-from plainsight.middleware.schemas import DeadLetter, sha256_hex
+from plainsight.middleware.schemas import DeadLetter
 
 from .producer import AckedProducer
 
@@ -30,9 +31,11 @@ class DeadLetters:
             topic=tp.topic,
             partition=tp.partition,
             offset=rec.offset,
-            payload_sha256=sha256_hex(rec.value or b""),
+            # keyed (HMAC-SHA256 under a sub-key of the surrogate secret, in a worker): a guessable
+            # payload or session id cannot be confirmed from the DLQ by hashing guesses
+            payload_sha256=keyed_digest(rec.value or b""),
             payload_bytes=len(rec.value or b""),
-            key_sha256=sha256_hex(rec.key),
+            key_sha256=keyed_digest(rec.key) if rec.key is not None else None,
         )
         log.warning("dead letter %s[%d]@%d reason=%s detail=%s", tp.topic, tp.partition, rec.offset, reason, detail)
         ok = await self.producer.send_acked([(self.topic, dl.model_dump_json().encode("utf-8"), None)], None)

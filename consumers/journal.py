@@ -45,6 +45,13 @@ class ReplayJournal:
         journal[_key(tp, offset)] = [(topic, base64.b64encode(payload(out)).decode("ascii")) for topic, out, _h in outputs]
 
 
+    def drop(self, session_id: str, tp: TopicPartition, offset: int) -> None:
+        """Forget a record's outputs (they were refused by the broker and dead-lettered)."""
+        state = self.sessions.peek(session_id)
+        if state is not None and state.journal:
+            state.journal.pop(_key(tp, offset), None)
+
+
 class NoJournal:
     """Without persisted state there is nothing to replay from."""
 
@@ -52,4 +59,7 @@ class NoJournal:
         return None
 
     def add(self, session_id: str, tp: TopicPartition, offset: int, outputs: list, committed: int | None) -> None:
+        return None
+
+    def drop(self, session_id: str, tp: TopicPartition, offset: int) -> None:
         return None

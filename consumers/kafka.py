@@ -121,6 +121,17 @@ async def probe_broker(k: KafkaSettings, bootstrap_servers: str) -> None:
         await asyncio.sleep(min(0.25, max(0.0, deadline - loop.time())))
 
 
+#: The state topic's settings (an existing topic is not altered: ``kafka-configs --alter`` them)
+STATE_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "min.compaction.lag.ms": "0",
+    "segment.ms": str(3600 * 1000),
+    "max.compaction.lag.ms": str(3600 * 1000),
+    "min.cleanable.dirty.ratio": "0.01",
+    "delete.retention.ms": str(24 * 3600 * 1000),
+}
+
+
 def topic_specs(settings: Settings) -> list[NewTopic]:
     t, k = settings.topics, settings.kafka
     n, rf = k.partitions, k.replication_factor
@@ -133,7 +144,10 @@ def topic_specs(settings: Settings) -> list[NewTopic]:
             t.state,
             n,
             rf,
-            topic_configs={"cleanup.policy": "compact", "min.compaction.lag.ms": "0"},
+            # erasure within a bound: a segment rolls at least hourly (segment.ms) and is compacted
+            # within an hour after (max.compaction.lag.ms); tombstones then stay delete.retention.ms
+            # (1 day) so that every worker sees them (docs/security.md)
+            topic_configs={**STATE_TOPIC_CONFIGS},
         )
     )
     return specs

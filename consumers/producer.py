@@ -9,7 +9,17 @@ import logging
 import time
 from typing import Callable
 
-from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    CorruptRecordException,
+    InvalidTimestampError,
+    KafkaError,
+    MessageSizeTooLargeError,
+    RecordListTooLargeError,
+    RecordTooLargeError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 
 from plainsight.middleware.config import Settings
 from plainsight.middleware.schemas import OutputTurn
@@ -21,9 +31,39 @@ log = logging.getLogger(__name__)
 _BASE_HEADERS = [("content-type", b"application/json"), ("producer", b"plainsight")]
 
 
+#: Errors a retry cannot cure: the record is too large, invalid, or the worker may not write the
+#: topic. The turn goes to the DLQ with the reason and its partition moves on.
+_PERMANENT = (MessageSizeTooLargeError, RecordTooLargeError, RecordListTooLargeError, CorruptRecordException,
+              InvalidTimestampError, TopicAuthorizationFailedError, ClusterAuthorizationFailedError)
+#: the same by Kafka error code (87 INVALID_RECORD has no aiokafka class)
+_PERMANENT_CODES = frozenset({2, 10, 18, 29, 31, 32, 87})
+
+
+class PermanentProduceError(Exception):
+    """A record the broker will never take (``kind``: the error's class name, no payload)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def is_permanent(exc: BaseException) -> bool:
+    return isinstance(exc, _PERMANENT) or getattr(exc, "errno", None) in _PERMANENT_CODES
+
+
 def payload(out: OutputTurn | bytes | None) -> bytes | None:
-    """The bytes of an output (``None``: a tombstone)."""
-    return out.model_dump_json().encode("utf-8") if isinstance(out, OutputTurn) else out
+    """The bytes of an output (``None``: a tombstone). An output to the tutor topic carries its
+    ``reply_token`` as a last JSON field (not part of the model's dump, so every other output,
+    offline ones included, keeps its bytes)."""
+    if not isinstance(out, OutputTurn):
+        return out
+    body = out.model_dump_json().encode("utf-8")
+    return with_reply_token(body, out.reply_token) if out.reply_token else body
+
+
+def with_reply_token(body: bytes, token: str) -> bytes:
+    """An output's JSON bytes with ``"reply_token"`` as the last field."""
+    return body[:-1] + b',"reply_token":' + json.dumps(token).encode("ascii") + b"}"
 
 
 def timing_headers(out: OutputTurn, received_at: float = 0.0) -> list[tuple[str, bytes]]:
@@ -67,23 +107,30 @@ class AckedProducer:
                 self._producer = None
 
     async def produce_all(self, session_id: str, outputs: list) -> bool:
-        """outputs: (topic, OutputTurn | bytes | None, extra headers | None); None = tombstone."""
+        """outputs: (topic, OutputTurn | bytes | None, extra headers | None[, partition]); None =
+        tombstone. Raises :class:`PermanentProduceError` for a record the broker will never take."""
         key = session_id.encode("utf-8")
-        return await self.send_acked([(topic, payload(out), headers) for topic, out, headers in outputs], key)
+        return await self.send_acked([(o[0], payload(o[1]), *o[2:]) for o in outputs], key)
 
     async def send_acked(self, payloads: list, key: bytes | None) -> bool:
-        """Send and wait for acknowledgement, retrying until it succeeds or the worker stops."""
+        """Send and wait for acknowledgement, retrying until it succeeds or the worker stops.
+        ``payloads``: (topic, value, headers[, partition]). A permanent error (too large, invalid
+        record, not authorised) raises :class:`PermanentProduceError` at once, never retried."""
         delay = 0.1
         while True:
             try:
                 futs = []
-                for topic, value, headers in payloads:
+                for topic, value, headers, *part in payloads:
                     h = _BASE_HEADERS + list(headers or ())
-                    futs.append(await self._producer.send(topic, value=value, key=key, headers=h))
+                    p = part[0] if part else None
+                    futs.append(await self._producer.send(topic, value=value, key=key, headers=h, partition=p))
                 await asyncio.gather(*futs)
                 return True
             except KafkaError as exc:
                 self.stats.produce_errors += 1
+                if is_permanent(exc):
+                    log.warning("produce rejected (%s): not retried", type(exc).__name__)
+                    raise PermanentProduceError(type(exc).__name__) from None
                 if isinstance(exc, UnknownTopicOrPartitionError) and self.settings.kafka.create_topics:
                     await self._recreate_topics()
                 if self._stopping():

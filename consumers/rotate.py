@@ -136,7 +136,7 @@ async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run
             except StateCryptoError:
                 rep.unreadable += 1
                 continue
-            rewrites.append((p, key, cipher.encrypt(plain, sid)))
+            rewrites.append((p, key, cipher.encrypt(plain, sid, version=_version(cipher, r.value))))
         rep.resealed = len(rewrites)
         if dry_run or not rewrites:
             return rep
@@ -177,7 +177,7 @@ async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run
                 sid = k[1].decode("utf-8", "surrogatepass")
                 try:
                     if cipher.key_id_of(val) != cipher.active_key_id:
-                        val = cipher.encrypt(cipher.decrypt(val, sid), sid)
+                        val = cipher.encrypt(cipher.decrypt(val, sid), sid, version=_version(cipher, val))
                 except StateCryptoError:
                     pass  # publish it as it was: never leave our older copy on top
             again.append((k[0], k[1], val))
@@ -191,3 +191,11 @@ async def rotate_state(settings, bootstrap: str, cipher: StateCipher, *, dry_run
         if producer is not None:
             await asyncio.wait_for(producer.stop(), 30)
         await asyncio.wait_for(consumer.stop(), 30)
+
+
+def _version(cipher, blob: bytes) -> int | None:
+    """The state version of ``blob`` kept through re-sealing (None: a version 1 envelope)."""
+    v = getattr(cipher, "version_of", None)
+    if v is None or blob[3:4] != b"\x02":
+        return None
+    return v(blob)

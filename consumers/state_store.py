@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
@@ -36,6 +37,12 @@ from .kafka import make_consumer
 log = logging.getLogger(__name__)
 
 WRITER_HEADER = "plainsight-writer"
+#: on a tombstone that ``forget`` asked for (not an expiry): the session joins the erased set
+ERASURE_HEADER = "plainsight-erasure"
+FORGET = b"forget"
+
+#: erased sessions remembered (most recent first out), so that their state is never written again
+MAX_ERASED_REMEMBERED = 200_000
 
 
 class StateStore(Protocol):
@@ -53,6 +60,12 @@ class StateStore(Protocol):
     async def on_assigned(self, tps: list[TopicPartition]) -> None: ...
     async def on_revoked(self, tps: list[TopicPartition]) -> None: ...
     def expired_sessions(self, expired_ids: list[str]) -> list[str]: ...
+    def was_erased(self, session_id: str) -> bool: ...
+    def tombstone_headers(self, forget: bool) -> list[tuple[str, bytes]]:
+        return [(WRITER_HEADER, self.writer_id)] + ([(ERASURE_HEADER, FORGET)] if forget else [])
+
+    def erase(self, session_id: str) -> None: ...
+    def clear_erased(self, session_id: str) -> None: ...
 
 
 class NoStateStore:
@@ -87,6 +100,18 @@ class NoStateStore:
     def expired_sessions(self, expired_ids: list[str]) -> list[str]:
         return []
 
+    def was_erased(self, session_id: str) -> bool:
+        return False
+
+    def tombstone_headers(self, forget: bool) -> list[tuple[str, bytes]]:
+        return [(WRITER_HEADER, self.writer_id)] + ([(ERASURE_HEADER, FORGET)] if forget else [])
+
+    def erase(self, session_id: str) -> None:
+        return None
+
+    def clear_erased(self, session_id: str) -> None:
+        return None
+
 
 class KafkaStateStore:
     """The :class:`~middleware.sessions.SessionRepository` of the worker: sealed session states in
@@ -111,6 +136,15 @@ class KafkaStateStore:
         self.loaded = 0
         self.erased = 0
         self.undecodable = 0
+        #: state records skipped because their key is not UTF-8 (a metric; the load goes on)
+        self.bad_keys = 0
+        #: sealed states refused because they are older than one already seen for the session
+        self.rollbacks = 0
+        #: session id → the newest state version seen (a rollback is refused)
+        self._versions: dict[str, int] = {}
+        #: sessions erased (tombstone seen or ``forget`` record processed): never written again
+        #: by this worker; a later turn starts a fresh session (or is refused: session.after_forget)
+        self._erased: collections.OrderedDict[str, None] = collections.OrderedDict()
         #: the session cache this store backs (``attach``)
         self.sessions: SessionStore | None = None
 
@@ -142,9 +176,11 @@ class KafkaStateStore:
     def note_partition(self, session_id: str, partition: int) -> None:
         self._partition_of[session_id] = partition
 
-    def state_record(self, state) -> tuple[str, bytes, list[tuple[str, bytes]]] | None:
-        """(topic, sealed value, headers) to produce with a turn's outputs, if the state changed."""
-        if not state.dirty:
+    def state_record(self, state) -> tuple | None:
+        """(topic, sealed value, headers, partition) to produce before a turn's outputs, if the
+        state changed. The partition is set explicitly: the session's input partition (the state
+        topic is co-partitioned), whatever the producer's partitioner would pick."""
+        if not state.dirty or state.session_id in self._erased:
             return None
         # write only when something a replay depends on changed (most turns change nothing)
         fp = self.codec.fingerprint(state)
@@ -152,7 +188,11 @@ class KafkaStateStore:
             state.dirty = False
             return None
         state.stored_fingerprint = fp
-        return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)]
+        # never write a version below one this store has seen (a session restarted after expiry)
+        state.version = max(state.version, self._versions.get(state.session_id, 0))
+        bound_journal(state, self.settings.worker.max_payload_bytes * 4)
+        return self.topic, self.codec.encode(state), [(WRITER_HEADER, self.writer_id)], \
+            self._partition_of.get(state.session_id)
 
     def mark_persisted(self, session_id: str) -> None:
         """The turn's outputs and state record are acknowledged: the state is stored."""
@@ -190,6 +230,7 @@ class KafkaStateStore:
                 if p in gone:
                     del self._partition_of[sid]
                     self._blobs.pop(sid, None)
+                    self._versions.pop(sid, None)
                     if self.sessions is not None:
                         self.sessions.drop(sid)
 
@@ -219,19 +260,75 @@ class KafkaStateStore:
     def _apply(self, partition: int, rec, loading: bool = False) -> None:
         if rec.key is None:
             return
-        sid = rec.key.decode("utf-8", "surrogatepass")
+        try:
+            sid = rec.key.decode("utf-8")
+        except UnicodeDecodeError:  # not a session of ours: skip it, count it, go on loading
+            self.bad_keys += 1
+            log.warning("state record %d@%d skipped: key is not UTF-8", partition, rec.offset)
+            return
+        headers = dict(rec.headers or ())
+        if not loading and headers.get(WRITER_HEADER) == self.writer_id:
+            # our own write read back by the tail (a state, or a tombstone we already applied):
+            # memory (or the stash) is already ahead of it. (While loading a newly assigned
+            # partition every record counts, ours included: we may have owned the partition
+            # before, and dropped its sessions when it was revoked.)
+            return
         if rec.value is None:  # tombstone: the session was erased
             self._erase_local(sid)
+            if headers.get(ERASURE_HEADER) == FORGET:  # forgotten, not expired
+                self._remember_erased(sid)
+            self._versions.pop(sid, None)  # a session started after the erasure counts from 1 again
             return
-        if not loading and dict(rec.headers or ()).get(WRITER_HEADER) == self.writer_id:
-            # our own write read back by the tail: memory (or the stash) is already ahead of it.
-            # (While loading a newly assigned partition every record counts, ours included: we
-            # may have owned the partition before, and dropped its sessions when it was revoked.)
-            return
+        version = self._version_of(rec.value)
+        if version is not None:
+            if version < self._versions.get(sid, -1):
+                self.rollbacks += 1
+                log.warning("state record of session %s refused: older (version %d) than one already seen",
+                            session_ref(sid), version)
+                return
+            self._versions[sid] = version
+        if sid in self._erased and loading:
+            # a record after the tombstone while loading: a fresh session started after the
+            # erasure (a new key, none of the erased values): it is the session now
+            self._erased.pop(sid, None)
         self._partition_of[sid] = partition
         self._blobs[sid] = (partition, rec.value)
         if self.sessions is not None:
             self.sessions.drop(sid)  # a newer stored state wins over a cached one
+
+    def _version_of(self, blob: bytes) -> int | None:
+        version_of = getattr(self.codec.cipher, "version_of", None)
+        if version_of is None:
+            return None
+        try:
+            return version_of(blob)
+        except Exception:  # not an envelope: decoding will say so when the session is opened
+            return None
+
+    def _remember_erased(self, sid: str) -> None:
+        self._erased[sid] = None
+        self._erased.move_to_end(sid)
+        while len(self._erased) > MAX_ERASED_REMEMBERED:
+            self._erased.popitem(last=False)
+
+    def was_erased(self, session_id: str) -> bool:
+        return session_id in self._erased
+
+    def tombstone_headers(self, forget: bool) -> list[tuple[str, bytes]]:
+        return [(WRITER_HEADER, self.writer_id)] + ([(ERASURE_HEADER, FORGET)] if forget else [])
+
+    def erase(self, session_id: str) -> None:
+        """Drop the session everywhere in this worker and remember it was erased."""
+        self._erase_local(session_id)
+        self._versions.pop(session_id, None)
+        self._remember_erased(session_id)
+
+    def clear_erased(self, session_id: str) -> None:
+        """A new session under an erased id starts (session.after_forget: fresh)."""
+        self._erased.pop(session_id, None)
+
+    def partition_of(self, session_id: str) -> int | None:
+        return self._partition_of.get(session_id)
 
     def _erase_local(self, sid: str) -> None:
         self._blobs.pop(sid, None)
@@ -242,6 +339,8 @@ class KafkaStateStore:
 
     # -------------------------------------------------------------- SessionRepository
     def evicted(self, state: SessionState) -> None:
+        if state.session_id in self._erased:
+            return
         p = self._partition_of.get(state.session_id)
         if p is not None and p in self._owned:
             self._blobs[state.session_id] = (p, self.codec.encode(state))
@@ -288,3 +387,19 @@ class KafkaStateStore:
                 mine.append(sid)
             self._blobs.pop(sid, None)
         return mine
+
+
+def bound_journal(state: SessionState, budget: int) -> None:
+    """Keep the replay journal within ``budget`` bytes of base64 (oldest entries out first), so
+    that a session's sealed state always fits in one record: a dropped entry's turn is processed
+    again on a replay (the mapping is stored, so its surrogates are the same)."""
+    j = state.journal
+    if not j:
+        return
+    size = sum(len(v) for outs in j.values() for _t, v in outs)
+    if size <= budget:
+        return
+    for key in list(j):
+        if size <= budget:
+            break
+        size -= sum(len(v) for _t, v in j.pop(key))

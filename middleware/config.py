@@ -87,6 +87,26 @@ class SessionSettings(BaseModel):
     persist: bool = True
     #: Also erase (tombstone) the stored state of sessions idle for longer than ``ttl_s``.
     erase_expired: bool = True
+    #: Mapped values per session (name tokens + other values). Past it a new value is written as
+    #: "[LABEL]" without being stored (metric ``plainsight_capped_values_total``): bounded state
+    #: (it always fits a Kafka record) and bounded re-identification work.
+    max_entries: int = Field(1000, ge=1)
+    #: A turn of a session erased by ``plainsight forget``: "fresh" starts a new session (new
+    #: key, nothing of the erased mapping), "refuse" dead-letters it (reason ``erased_session``).
+    after_forget: Literal["fresh", "refuse"] = "fresh"
+
+
+class ReverseSettings(BaseModel):
+    """Re-identification of tutor replies (``tutor.replies`` → ``chat.replies``)."""
+
+    #: A reply must carry the ``reply_token`` of an output plainsight sent to the tutor topic for
+    #: that session, or it is dead-lettered (reason ``reply_token``): a logs reader cannot have
+    #: surrogates turned back into real values. Turn off only where ACLs make the tutor topic
+    #: the one writer of ``tutor.replies``.
+    require_reply_token: bool = True
+    #: Seconds a turn's detection or a reply's re-identification may take in the worker; past it
+    #: the turn is dead-lettered (reason ``deadline``) and other sessions go on.
+    turn_deadline_s: float = Field(10.0, gt=0)
 
 
 class DetectionSettings(BaseModel):
@@ -162,8 +182,11 @@ class SurrogateSettings(BaseModel):
 
 class MetricsSettings(BaseModel):
     enabled: bool = True
-    host: str = "0.0.0.0"
+    #: loopback by default; set "0.0.0.0" (or an interface) for a Prometheus on another host
+    host: str = "127.0.0.1"
     port: int = Field(9464, ge=0)
+    #: scrapes served at once; more connections wait for the listen backlog
+    max_connections: int = Field(16, ge=1)
 
 
 class LoggingSettings(BaseModel):
@@ -300,6 +323,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = LoggingSettings()
     llm: LLMSettings = LLMSettings()
     proxy: ProxySettings = ProxySettings()
+    reverse: ReverseSettings = ReverseSettings()
 
     @field_validator("kafka", mode="after")
     @classmethod

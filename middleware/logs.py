@@ -58,6 +58,26 @@ def setup_logging(level: str | None = None, json_format: bool | None = None) -> 
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
+#: Key of the digests in logs and dead letters (``set_digest_key``: the worker derives it from
+#: ``surrogate.secret``), so that a guessable session id or payload cannot be confirmed from a
+#: log line or a DLQ record by hashing guesses. Without one (offline commands): plain SHA-256.
+_DIGEST_KEY: bytes | None = None
+
+
+def set_digest_key(key: bytes | None) -> None:
+    global _DIGEST_KEY
+    _DIGEST_KEY = key
+
+
+def keyed_digest(data: bytes) -> str:
+    """HMAC-SHA256 of ``data`` under the digest key (hex), plain SHA-256 without one."""
+    import hmac
+
+    if _DIGEST_KEY is None:
+        return hashlib.sha256(data).hexdigest()
+    return hmac.new(_DIGEST_KEY, data, hashlib.sha256).hexdigest()
+
+
 def session_ref(session_id: str) -> str:
-    """A short, non-reversible reference to a session for logs."""
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    """A short, non-reversible reference to a session for logs (keyed: see ``set_digest_key``)."""
+    return keyed_digest(session_id.encode("utf-8", "surrogatepass"))[:12]

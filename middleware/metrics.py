@@ -40,6 +40,7 @@ Metric names (see ``monitoring/README.md`` for what the dashboard and alerts do 
 ``plainsight_llm_cost_usd_total``        counter    USD spent on LLM calls (estimated)
 ``plainsight_degraded_total``            counter    outputs emitted in degraded mode
 ``plainsight_dlq_total``                 counter    ``reason`` ∈ DLQ_REASONS
+``plainsight_state_events_total``        counter    ``event`` ∈ STATE_EVENTS (caps, erasures, skipped keys)
 ``plainsight_consumer_lag``              gauge      ``topic`` ∈ configured topics, ``partition``
 ``plainsight_active_sessions``           gauge      sessions held in memory
 ``plainsight_ready``                     gauge      1 when the worker is ready (as /readyz)
@@ -91,6 +92,10 @@ OUTCOMES: tuple[str, ...] = ("ok", "degraded", "dlq", "reply", "duplicate", OTHE
 
 #: The dead-letter reasons of the message contract (``middleware.schemas.DlqReason``).
 DLQ_REASONS: tuple[str, ...] = (*typing.get_args(DlqReason), OTHER)
+#: ``capped_value``: a value left unmapped past ``session.max_entries``; ``bad_state_key``: a state
+#: record skipped (key not UTF-8); ``forgotten``: a forget record handled; ``deadline``: a turn
+#: past ``reverse.turn_deadline_s``; ``rollback_refused``: an older sealed state refused
+STATE_EVENTS: tuple[str, ...] = ("capped_value", "bad_state_key", "forgotten", "deadline", "rollback_refused", OTHER)
 
 #: LLM request results (``plainsight_llm_requests_total``).
 LLM_STATUSES: tuple[str, ...] = (
@@ -299,6 +304,10 @@ class Metrics:
         self.dlq_records = Counter(
             "dlq", "Records sent to the dead-letter topic, by reason.", ["reason"], namespace=ns, registry=r
         )
+        self.state_events = Counter(
+            "state_events", "Session-state events: values past the entry cap, state keys skipped, sessions "
+            "forgotten, turns past their deadline, rollbacks refused.", ["event"], namespace=ns, registry=r
+        )
         self.consumer_lag = Gauge(
             "consumer_lag",
             "Records behind the partition's high watermark (this worker's assigned partitions).",
@@ -441,6 +450,10 @@ class Metrics:
         """Count a dead-lettered record (does not touch ``turns_total``; call ``turn("dlq")`` too)."""
         if n > 0:
             self.dlq_records.labels(reason=_closed(reason, self._dlq_reasons)).inc(n)
+
+    def state_event(self, event: str, n: int = 1) -> None:
+        if n > 0:
+            self.state_events.labels(event=_closed(event, frozenset(STATE_EVENTS))).inc(n)
 
     def degraded(self, n: int = 1) -> None:
         """Count an output emitted in degraded mode (does not touch ``turns_total``)."""
@@ -606,6 +619,7 @@ class NoMetrics:
     def turn(self, outcome: str, n: int = 1) -> None: ...
     def entity(self, label: str, source: str, n: int = 1) -> None: ...
     def dlq(self, reason: str, n: int = 1) -> None: ...
+    def state_event(self, event: str, n: int = 1) -> None: ...
     def degraded(self, n: int = 1) -> None: ...
     def sync_llm_stats(self, stats: Any) -> None: ...
     def set_lag(self, topic: str, partition: int, lag: float) -> None: ...

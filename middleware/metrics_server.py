@@ -83,6 +83,26 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     # Python sets request_queue_size=5 by default; scrapes are few, keep it
+    #: connections served at once (``metrics.max_connections``); more are closed at once
+    max_connections = 16
+    _slots: threading.BoundedSemaphore | None = None
+    # a client that opens a connection and sends nothing must not hold a thread forever
+    timeout = 10
+
+    def process_request(self, request, client_address):
+        if self._slots is None:
+            self._slots = threading.BoundedSemaphore(self.max_connections)
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)  # over the limit: refused, never queued without bound
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            if self._slots is not None:
+                self._slots.release()
 
 
 class MetricsServer:
@@ -91,8 +111,9 @@ class MetricsServer:
     ``port=0`` binds a free port; ``server.port`` is the bound one after ``start()``.
     """
 
-    def __init__(self, metrics: Metrics, host: str = "0.0.0.0", port: int = 9464) -> None:
+    def __init__(self, metrics: Metrics, host: str = "127.0.0.1", port: int = 9464, max_connections: int = 16) -> None:
         self.metrics = metrics
+        self.max_connections = int(max_connections)
         self.host = host
         self.port = int(port)
         self._httpd: _Server | None = None
@@ -100,7 +121,8 @@ class MetricsServer:
 
     @classmethod
     def from_settings(cls, metrics: Metrics, settings: Settings) -> MetricsServer:
-        return cls(metrics, settings.metrics.host, settings.metrics.port)
+        return cls(metrics, settings.metrics.host, settings.metrics.port,
+                   getattr(settings.metrics, "max_connections", 16))
 
     def start(self) -> MetricsServer:
         if self._httpd is not None:
@@ -121,6 +143,7 @@ class MetricsServer:
                 f"cannot bind the metrics server to {self.host}:{self.port}: {exc.strerror or exc}"
             ) from None
         httpd.metrics = self.metrics  # type: ignore[attr-defined]
+        httpd.max_connections = self.max_connections
         self._httpd = httpd
         self.port = httpd.server_address[1]
         self._thread = threading.Thread(

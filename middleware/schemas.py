@@ -38,6 +38,8 @@ class InputTurn(BaseModel):
     text: StrictStr
     sent_at: StrictFloat | StrictInt = Field(description="epoch seconds")
     metadata: dict[str, Any] | None = None
+    #: A tutor reply: the ``reply_token`` of the plainsight output it answers (``tutor.replies``).
+    reply_token: StrictStr | None = Field(default=None, max_length=200)
 
     @field_validator("text")
     @classmethod
@@ -86,6 +88,9 @@ class OutputTurn(BaseModel):
     #: sends them as the Kafka headers ``plainsight-timings-ms`` and ``plainsight-processed-at``.
     processed_at: float = Field(default_factory=time.time, exclude=True)
     timings_ms: dict[str, float] = Field(default_factory=dict, exclude=True)
+    #: Set by the worker on outputs to the tutor topic (``middleware.reply_token``); written as
+    #: the payload's last field there and nowhere else (``consumers.producer.payload``).
+    reply_token: str | None = Field(default=None, exclude=True)
 
 
 DlqReason = Literal[
@@ -96,6 +101,11 @@ DlqReason = Literal[
     "too_large",
     "not_object",
     "processing_error",
+    "produce_rejected",
+    "reply_token",
+    "deadline",
+    "erased_session",
+    "forged_control",
 ]
 
 

@@ -31,6 +31,9 @@ class SessionState:
     journal: dict[str, list] = field(default_factory=dict)
     #: Digest of what the last stored copy of this state holds (set by the repository; not persisted).
     stored_fingerprint: bytes | None = None
+    #: Version of the last sealed copy (grows with every write; in the envelope's associated
+    #: data, so that an older copy replayed into the store is refused).
+    version: int = 0
 
 
 class SessionRepository(Protocol):

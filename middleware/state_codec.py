@@ -114,7 +114,11 @@ class SessionCodec:
         return hashlib.blake2b(rep + b"\x00" + mem.encode() + b"\x00" + ctx.encode(), digest_size=16).digest()
 
     def encode(self, state: SessionState) -> bytes:
-        return self.cipher.encrypt(self.to_plaintext(state), state.session_id)
+        plain = self.to_plaintext(state)
+        if hasattr(self.cipher, "version_of"):  # a counted envelope: each write one version newer
+            state.version += 1
+            return self.cipher.encrypt(plain, state.session_id, version=state.version)
+        return self.cipher.encrypt(plain, state.session_id)
 
     def decode(self, session_id: str, blob: bytes) -> SessionState:
         try:
@@ -122,7 +126,11 @@ class SessionCodec:
         except Exception as exc:
             raise StateDecodeError(f"cannot decrypt stored state ({type(exc).__name__})") from None
         try:
-            return self.from_plaintext(session_id, raw)
+            state = self.from_plaintext(session_id, raw)
+            version_of = getattr(self.cipher, "version_of", None)
+            if version_of is not None:
+                state.version = version_of(blob)
+            return state
         except (StateDecodeError, NotCodableError):  # NotCodableError: a programming error, not the data's
             raise
         except Exception as exc:

@@ -8,7 +8,14 @@ Envelope (all integers big-endian)::
   make it active, keep the old one until every stored state was rewritten, then drop it);
 * the associated data is the header plus the session id, so an envelope moved to another
   session's key fails authentication;
-* the header holds only the format version and the key id: no session id, no plaintext.
+* the header holds only the format version and the key id (and, version 2, the state's own
+  version counter): no session id, no plaintext.
+
+Version 2 envelopes (``encrypt(..., version=n)``) carry the session's state version, an 8-byte
+counter that grows with every write, in the header and so in the associated data: it cannot be
+altered, and the state store refuses a sealed state older than one it has already seen for the
+session (an old blob replayed into the state topic: a rollback). Version 1 envelopes still open
+(version 0).
 
 Keys come from ``settings.surrogate.keys`` / ``keys_file`` (key id → base64 of 32 random bytes)
 and ``settings.surrogate.active_key_id``. There is no built-in key: with none configured
@@ -33,6 +40,7 @@ log = logging.getLogger(__name__)
 
 MAGIC = b"PSE"
 ENVELOPE_VERSION = 1
+ENVELOPE_VERSION_COUNTED = 2
 NONCE_BYTES = 12
 DEV_KEY_ID = "dev"
 
@@ -87,16 +95,18 @@ class StateCipher:
 
     # ---- envelope ------------------------------------------------------------------------
     @staticmethod
-    def _header(key_id: str) -> bytes:
+    def _header(key_id: str, version: int | None = None) -> bytes:
         kid = key_id.encode("ascii")
-        return MAGIC + bytes([ENVELOPE_VERSION, len(kid)]) + kid
+        if version is None:
+            return MAGIC + bytes([ENVELOPE_VERSION, len(kid)]) + kid
+        return MAGIC + bytes([ENVELOPE_VERSION_COUNTED, len(kid)]) + kid + int(version).to_bytes(8, "big")
 
     @staticmethod
     def _aad(header: bytes, session_id: str) -> bytes:
         return header + b"\x00" + session_id.encode("utf-8")
 
-    def encrypt(self, plaintext: bytes, session_id: str) -> bytes:
-        header = self._header(self.active_key_id)
+    def encrypt(self, plaintext: bytes, session_id: str, version: int | None = None) -> bytes:
+        header = self._header(self.active_key_id, version)
         nonce = os.urandom(NONCE_BYTES)
         ct = self._aead[self.active_key_id].encrypt(nonce, plaintext, self._aad(header, session_id))
         return header + nonce + ct
@@ -106,10 +116,11 @@ class StateCipher:
         """The key id an envelope was sealed with (to decide whether to re-encrypt after rotation)."""
         if len(blob) < 5 or blob[:3] != MAGIC:
             raise StateCryptoError("not a plainsight state envelope")
-        if blob[3] != ENVELOPE_VERSION:
+        if blob[3] not in (ENVELOPE_VERSION, ENVELOPE_VERSION_COUNTED):
             raise StateCryptoError(f"unsupported envelope version {blob[3]}")
         n = blob[4]
-        if len(blob) < 5 + n + NONCE_BYTES + 16:
+        extra = 8 if blob[3] == ENVELOPE_VERSION_COUNTED else 0
+        if len(blob) < 5 + n + extra + NONCE_BYTES + 16:
             raise StateCryptoError("truncated state envelope")
         try:
             return blob[5 : 5 + n].decode("ascii")
@@ -125,12 +136,22 @@ class StateCipher:
                     "state sealed with the public development key (key id 'dev'); refused: anyone could read it"
                 )
             raise StateCryptoError(f"state sealed with unknown key id {kid!r}")
-        hlen = 5 + len(kid)
+        hlen = 5 + len(kid) + (8 if blob[3] == ENVELOPE_VERSION_COUNTED else 0)
         header, nonce, ct = blob[:hlen], blob[hlen : hlen + NONCE_BYTES], blob[hlen + NONCE_BYTES :]
         try:
             return aead.decrypt(nonce, ct, self._aad(header, session_id))
         except InvalidTag:
             raise StateCryptoError("state envelope failed authentication (tampered, wrong key or session)") from None
+
+    @classmethod
+    def version_of(cls, blob: bytes) -> int:
+        """The state version an envelope carries (0 for a version 1 envelope). Authenticated only
+        once the envelope is opened: use it to refuse, never to trust."""
+        kid = cls.key_id_of(blob)
+        if blob[3] != ENVELOPE_VERSION_COUNTED:
+            return 0
+        at = 5 + len(kid.encode("ascii"))
+        return int.from_bytes(blob[at : at + 8], "big")
 
     # ---- session mappings ----------------------------------------------------------------
     def seal(self, state: SessionMapping) -> bytes:

@@ -84,7 +84,15 @@ class SurrogateReplacer:
         fuzzy_names: bool = True,
         fuzzy_min_length: int = 5,
         shapes: dict[str, Callable[[str], bool] | None] | None = None,
+        max_entries: int | None = None,
+        session_keys: bool = False,
     ) -> None:
+        #: mapped values per session; past it a new value gets an unstored "[LABEL]" (bounded state)
+        self.max_entries = max_entries
+        #: give every new session its own random key (crypto-shredding: see SessionMapping.key)
+        self.session_keys = session_keys
+        #: values left unmapped past ``max_entries`` (all sessions; a metric)
+        self.capped = 0
         self._secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
         if not self._secret:
             raise ValueError("surrogate secret is empty")
@@ -129,6 +137,7 @@ class SurrogateReplacer:
             fuzzy_names=getattr(s, "fuzzy_names", True),
             fuzzy_min_length=getattr(s, "fuzzy_min_length", 5),
             shapes=_configured_shapes(settings),
+            max_entries=getattr(settings.session, "max_entries", None),
         )
 
     @property
@@ -248,7 +257,12 @@ class SurrogateReplacer:
 
     # ---- Replacer protocol ---------------------------------------------------------------
     def new_state(self, session_id: str) -> SessionMapping:
-        return SessionMapping(session_id=session_id)
+        state = SessionMapping(session_id=session_id)
+        if self.session_keys:
+            import os
+
+            state.key = os.urandom(32)
+        return state
 
     def replace(
         self, text: str, spans: list[Span], state: SessionMapping, mode: str = "surrogate"
@@ -285,12 +299,25 @@ class SurrogateReplacer:
 
     # ---- dispatch ------------------------------------------------------------------------
     def _surrogate(self, value: str, label: str, state: SessionMapping, pending: dict, before: str) -> str:
+        if self.max_entries is not None and state.entries >= self.max_entries and not self._mapped(value, label, state):
+            # bounded work and state: past the cap a new value is tagged, not stored
+            state._capped += 1
+            self.capped += 1
+            return f"[{label}]"
         if label == "NAME":
             return self._map_name(value, state, pending, before)
         if label in self._value_gens:
             return self._map_value(label, value, state, pending)
         # Labels without a realistic generator (DATE, AGE, …): a session-numbered tag.
         return self._tag(value, label, state)
+
+    def _mapped(self, value: str, label: str, state: SessionMapping) -> bool:
+        if label == "NAME":
+            toks = [fold(_strip_possessive(m.group())[0]) for m in _TOKEN.finditer(value)]
+            return all(state.real_name_seen(k) for k in toks)
+        if label in self._value_gens:
+            return state.value(label, G.value_norm(label, value)) is not None
+        return True  # tags are numbered, not stored as mappings
 
     def _tag(self, value: str, label: str, state: SessionMapping) -> str:
         # keyed by the value's normal form: "415-555-0134" and "+1 4155550134" are one [PHONE_1]
@@ -315,7 +342,8 @@ class SurrogateReplacer:
         return pending
 
     def _rng(self, state: SessionMapping, label: str, norm: str, counter: int = 0) -> KeyedRandom:
-        return KeyedRandom(derive(self._secret, state.session_id, label, norm, counter))
+        # the session's own key when it has one (crypto-shredding), else the configured secret
+        return KeyedRandom(derive(state.key or self._secret, state.session_id, label, norm, counter))
 
     # ---- names ---------------------------------------------------------------------------
     def _map_name(self, value: str, state: SessionMapping, pending: dict, before: str = "") -> str:

@@ -60,11 +60,19 @@ class SessionMapping(BinaryStateCodable):
     #: Numbering for the ``tag`` output mode, and the real value behind each tag ("[NAME_1]" → "Maria").
     tags: TagState = field(default_factory=TagState)
     tag_real: dict[str, str] = field(default_factory=dict)
+    #: The session's own random key (32 bytes) that its surrogates derive from, when the
+    #: replacer was asked for per-session keys (the worker with persisted state): kept only in
+    #: this state, sealed, so erasing the state (``plainsight forget``) shreds the link between
+    #: surrogates and values for everyone, the holder of ``surrogate.secret`` included. None:
+    #: surrogates derive from the configured secret and the session id (offline, in memory).
+    key: bytes | None = field(default=None, repr=False)
     # ---- derived, not serialised ----
     _used_names: set[str] = field(default_factory=set, repr=False)
     _used_values: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _generation: int = field(default=0, repr=False)
     _reverse: Any = field(default=None, repr=False)
+    #: values of this session left unmapped (tagged, not stored) past the entry cap
+    _capped: int = field(default=0, repr=False)
 
     # ---- queries -------------------------------------------------------------------------
     def name_surrogate(self, token: str) -> str | None:
@@ -166,6 +174,7 @@ class SessionMapping(BinaryStateCodable):
             "t": [[lbl, norm, n] for (lbl, norm), n in self.tags.numbers.items()],
             "tc": dict(self.tags.counters),
             "tr": dict(self.tag_real),
+            **({"k": self.key.hex()} if self.key is not None else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -207,6 +216,10 @@ class SessionMapping(BinaryStateCodable):
             m.tags.numbers = {(lbl, norm): int(n) for lbl, norm, n in d.get("t", [])}
             m.tags.counters = {k: int(v) for k, v in d.get("tc", {}).items()}
             m.tag_real = {str(k): str(v) for k, v in d.get("tr", {}).items()}
+            if d.get("k") is not None:
+                m.key = bytes.fromhex(str(d["k"]))
+                if len(m.key) != 32:
+                    raise ValueError("session key")
         except (KeyError, TypeError, ValueError):
             raise StateFormatError("corrupt session mapping") from None
         return m

@@ -50,6 +50,21 @@ def turn_bytes(session_id: str, turn_id, text: str, role: str = "student", **ext
     return json.dumps(obj).encode()
 
 
+def reply_token_for(settings, session_id: str, payload: bytes = b"") -> str:
+    """A valid ``reply_token`` of ``session_id`` under the settings' surrogate secret (what a
+    tutor would copy from an output on the tutor topic)."""
+    from plainsight.middleware import reply_token
+    from plainsight.middleware.keys import load_configured
+
+    secret = load_configured(settings)[0]
+    if secret is None:  # the worker got this session's test secret through its environment
+        from plainsight.middleware.config import load_settings
+
+        secret = load_configured(load_settings(**secret_overrides()))[0]
+    secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    return reply_token.make(reply_token.derive_key(secret, b"reply-token"), session_id, payload)
+
+
 async def produce(settings, records, topic=None):
     """records: iterable of (key: str|None, value: bytes)."""
     from plainsight.consumers.kafka import make_producer
@@ -103,6 +118,7 @@ async def run_forget(s, session_ids: list[str]) -> int:
 
     Args.session_ids = list(session_ids)
     env = {f"PLAINSIGHT_TOPICS__{k.upper()}": v for k, v in s.topics.model_dump().items()}
+    env.update(TEST_SECRETS_ENV)  # the workers' secret: forget MACs its forget records with it
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:

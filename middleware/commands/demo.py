@@ -272,8 +272,9 @@ async def _reply_round_trip(args, settings, bootstrap, producer, order, results,
     try:
         for t in picks:
             deid = results[(t.session_id, str(t.turn_id))][0]
+            # the tutor copies the reply_token of the output it answers (reverse.require_reply_token)
             reply = InputTurn(session_id=t.session_id, turn_id=f"reply-{t.turn_id}", role="tutor", text=deid.text,
-                              sent_at=time.time())
+                              sent_at=time.time(), reply_token=deid.reply_token)
             await producer.send_and_wait(settings.topics.replies_in, key=t.session_id.encode(),
                                          value=reply.model_dump_json().encode())
         got: dict[tuple[str, str], OutputTurn] = {}

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     results = []
-    out = open(args.predictions, "w", encoding="utf-8") if args.predictions else None
+    out = _private_open(args.predictions) if args.predictions else None
     use_llm = pipeline.llm is not None and pipeline.llm.enabled
     try:
         if use_llm:
@@ -319,3 +319,12 @@ def format_table(s: dict) -> str:
     if s.get("name_by_source"):
         lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)
+
+
+def _private_open(path: str):
+    """``path`` for writing, readable by its owner only (0600): predictions hold raw span text."""
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_TRUNC: tighten it
+    return os.fdopen(fd, "w", encoding="utf-8")

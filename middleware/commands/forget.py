@@ -4,8 +4,16 @@ Erases the sessions from ``plainsight proxy``'s store too (``proxy.store``: the 
 exists, or Redis), for every client. Reads the state topic first and reports, per session, whether stored state was found; then
 writes a tombstone (null value) for each session to the compacted state topic. Running workers
 tail their state partitions and drop the session from memory too; compaction then removes the
-sealed state from the broker. Outputs already written contain surrogates only; without the
-mapping nothing links them back to the real values.
+sealed state from the broker (within the bound the state topic's settings give: see
+docs/security.md). The session's surrogates derived from its own random key, kept only in that
+state: once it is gone no one, the holder of ``surrogate.secret`` included, can link them back.
+
+A tombstone alone can lose a race: a turn processed with the old mapping just before it can
+write the state again just after it. So ``forget`` also writes a *forget record* (MAC'd with a
+sub-key of the surrogate secret) to the session's input partition: the worker handles it in the
+session's turn order, after every earlier turn and its state write, drops the session, remembers
+that it was erased, and writes the tombstone again. What it cannot erase: the input topics
+(``chat.turns``, ``tutor.replies``) hold the raw turns until the operator's retention removes them.
 """
 
 from __future__ import annotations
@@ -50,12 +58,27 @@ async def forget(args: argparse.Namespace) -> int:
     # what is stored now, so the report says what was found (a tombstone is written for every id
     # anyway: a worker may be writing a session's state at this very moment)
     found, complete = await stored_sessions(settings, bootstrap, set(args.session_ids))
+    from plainsight.middleware.keys import load_configured
+    from plainsight.middleware.reply_token import control_mac, derive_key
+
+    secret = load_configured(settings)[0]
+    control_key = None
+    if secret is not None:
+        control_key = derive_key(secret.encode("utf-8") if isinstance(secret, str) else bytes(secret), b"control")
     producer = make_producer(settings, bootstrap)
     await producer.start()
+    marked = 0
     try:
         for sid in args.session_ids:
             await producer.send_and_wait(settings.topics.state, key=sid.encode("utf-8"), value=None,
-                                         headers=[("producer", b"plainsight-forget")])
+                                         headers=[("producer", b"plainsight-forget"), ("plainsight-erasure", b"forget")])
+            if control_key is not None:
+                # in the session's turn order: after any turn racing this forget
+                await producer.send_and_wait(
+                    settings.topics.input, key=sid.encode("utf-8"), value=b"{}",
+                    headers=[("producer", b"plainsight-forget"), ("plainsight-control", b"forget"),
+                             ("plainsight-control-mac", control_mac(control_key, "forget", sid).encode())])
+                marked += 1
     finally:
         await producer.stop()
     topic = settings.topics.state
@@ -73,6 +96,18 @@ async def forget(args: argparse.Namespace) -> int:
     note = "" if complete else " (the state topic could not be read to its end; counts may be low)"
     print(f"erased {n_found} of {len(args.session_ids)} session(s) from {topic}: {n_found} had stored state, "
           f"{len(args.session_ids) - n_found} had none{note}", file=sys.stderr)
+    print("erased: each session's mapping (real values and their surrogates) and its own surrogate key; "
+          "its in-memory state in running workers", file=sys.stderr)
+    if marked:
+        print(f"forget records written to {settings.topics.input} for {marked} session(s): workers erase them "
+              "again after any turn that raced this command", file=sys.stderr)
+    else:
+        print("no surrogate.secret configured: no forget record written; a turn racing this command could "
+              "write the state again (run forget with the workers' secret)", file=sys.stderr)
+    print(f"not erased: the raw turns in {settings.topics.input} and {settings.topics.replies_in} (the operator's "
+          "retention.ms decides), outputs already consumed downstream (surrogates only, now unlinkable); "
+          f"compaction removes the sealed state from the brokers within the state topic's "
+          "max.compaction.lag.ms + segment.ms (docs/security.md)", file=sys.stderr)
     return 0
 
 

@@ -26,6 +26,8 @@ only over the turns where a value may occur.
 
 from __future__ import annotations
 
+import bisect
+
 import re
 from functools import lru_cache
 
@@ -127,16 +129,34 @@ def _present(text: str, values: dict) -> list[tuple[str, str]]:
     return [(label, k) for label, keys in values.items() for k in keys if _count(label, k, folded, core)]
 
 
+def _disjoint(spans: list[Span]) -> tuple[list[int], list[int]]:
+    """The union of ``spans`` as sorted, disjoint intervals (starts, ends)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        if starts and s.start < ends[-1]:
+            ends[-1] = max(ends[-1], s.end)
+        else:
+            starts.append(s.start)
+            ends.append(s.end)
+    return starts, ends
+
+
 def _find(text: str, spans: list[Span], items) -> list[Span]:
-    """Mentions of ``items`` in ``text`` that overlap no span of ``spans`` (longest value first)."""
-    taken = [(s.start, s.end) for s in spans]
+    """Mentions of ``items`` in ``text`` that overlap no span of ``spans`` (longest value first).
+    The taken intervals stay disjoint and sorted: one overlap test is two neighbours (bisect)."""
+    starts, ends = _disjoint(spans)
     out: list[Span] = []
     for label, key in sorted(items, key=lambda it: -len(it[1])):
         for m in _regex(label, key).finditer(text):
             a, b = m.span()
-            if a == b or any(x < b and a < y for x, y in taken):
+            if a == b:
                 continue
-            taken.append((a, b))
+            i = bisect.bisect_right(starts, a)
+            if (i > 0 and ends[i - 1] > a) or (i < len(starts) and starts[i] < b):
+                continue
+            starts.insert(i, a)
+            ends.insert(i, b)
             out.append(Span(a, b, label, SOURCE, SCORE, "memory"))
     return sorted(out, key=lambda s: s.start)
 
@@ -185,6 +205,8 @@ def remember(text: str, spans: list[Span], memory) -> list[tuple[str, str]]:
     if values is None:
         return []
     new = []
+    known: dict[str, set[str]] = {}
+    total = sum(len(v) for v in values.values())
     for s in spans:
         if s.label == "NAME" or s.source == SOURCE:
             continue
@@ -192,9 +214,14 @@ def remember(text: str, spans: list[Span], memory) -> list[tuple[str, str]]:
         if k is None:
             continue
         keys = values.setdefault(s.label, [])
-        if k in keys or sum(len(v) for v in values.values()) >= MAX_VALUES:
+        seen = known.get(s.label)
+        if seen is None:
+            seen = known[s.label] = set(keys)
+        if k in seen or total >= MAX_VALUES:
             continue
         keys.append(k)
+        seen.add(k)
+        total += 1
         new.append((s.label, k))
     return new
 

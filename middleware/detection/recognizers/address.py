@@ -14,6 +14,7 @@ Maths never has these shapes with a street word; the bare "Name + number" needs 
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..base import Span, TurnContext, has_digit
@@ -303,8 +304,15 @@ class AddressRecognizer(Recognizer):
                     cands.append((m.start(), m.end(), 0.8))
         extra = _more_shapes(text)
         cands.sort(key=lambda c: (c[0], -c[1]))
+        # ``out`` is kept sorted by start (``starts`` beside it) and the longest span length known,
+        # so "does a span cover this start" and "which spans does this one contain" look at the
+        # few spans near it, not all of them (near-linear on a turn with thousands of addresses)
+        starts: list[int] = []
+        longest = 0
         for start, end, score in cands:
-            if any(s.start <= start < s.end for s in out):
+            lo = bisect.bisect_left(starts, start - longest)
+            hi = bisect.bisect_right(starts, start)
+            if any(out[i].start <= start < out[i].end for i in range(lo, hi)):
                 continue
             words = text[start:end].split()
             if len(words) >= 2 and _MONTHS_ETC.match(words[1]) and not re.search(r"(?i)box|apt|suite|unit", words[1]):
@@ -319,9 +327,16 @@ class AddressRecognizer(Recognizer):
                     break
                 end -= 1
             end = _drop_trailing_street_word(text, start, end)
-            out = [s for s in out if not (start <= s.start and s.end <= end)]
+            lo, hi = bisect.bisect_left(starts, start), bisect.bisect_right(starts, end)
+            if lo < hi:
+                keep = [s for s in out[lo:hi] if not (start <= s.start and s.end <= end)]
+                out[lo:hi] = keep
+                starts[lo:hi] = [s.start for s in keep]
             for a, b in _components(text, start, end):
-                out.append(Span(a, b, "ADDRESS", self.name, score))
+                i = bisect.bisect_right(starts, a)
+                starts.insert(i, a)
+                out.insert(i, Span(a, b, "ADDRESS", self.name, score))
+                longest = max(longest, b - a)
         for start, end, score in extra:
             if not any(s.start < end and start < s.end for s in out):
                 out.append(Span(start, end, "ADDRESS", self.name, score))

@@ -34,6 +34,8 @@ def test_demo_runs_on_embedded_defaults_and_exits_0():
     assert "random surrogate secret and state key for this run" in proc.stderr  # says so (issue #16)
     assert summary["entities"].get("NAME", 0) > 5 and summary["entities"].get("EMAIL", 0) >= 1
     assert summary["e2e_p99_ms"] > 0
+    # the simulated tutor replies carry their outputs' reply_token: all re-identified (#28)
+    assert summary["replies_restored"] == summary["replies_sent"] > 0
 
 
 def test_demo_prints_raw_and_deidentified_turns():

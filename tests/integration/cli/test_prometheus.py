@@ -33,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
-from tests.support import ROOT, free_port
+from tests.support import ROOT, TEST_SECRETS_ENV, free_port, reply_token_for
 import pytest
 import yaml
 
@@ -596,7 +596,7 @@ def _produce_traffic(bootstrap: str, turns: list[tuple[str, dict]], rate: float,
                     sent["bad"] += 1
                 if n % 40 == 10:  # a tutor reply on a session the worker has seen
                     reply = {"session_id": sid, "turn_id": f"r{n}", "role": "tutor", "text": "Well done, keep going!",
-                             "sent_at": time.time()}
+                             "sent_at": time.time(), "reply_token": reply_token_for(settings, sid)}
                     await p.send_and_wait(settings.topics.replies_in, json.dumps(reply).encode(), key=sid.encode())
                     sent["replies"] += 1
                 await asyncio.sleep(1.0 / rate)
@@ -631,6 +631,7 @@ def test_dashboard_and_alerts_on_a_real_prometheus_real_worker(tmp_path: Path) -
         PLAINSIGHT_REVISION="test",
         PYTHONUNBUFFERED="1",
     )
+    env.update(TEST_SECRETS_ENV)  # a known secret: the test's tutor replies carry valid reply tokens
     log_path = tmp_path / "serve.log"
     report: list[str] = []
     prom = None

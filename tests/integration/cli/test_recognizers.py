@@ -498,7 +498,8 @@ async def test_serve_with_a_student_id_from_yaml_only(tmp_path):
         assert [(e.label, e.source) for e in deid[0].entities] == [("STUDENT_ID", "school_id")]
         m = re.fullmatch(r"sorry, it's (\S+) not (\S+)", deid[1].text)
         assert m and m.group(1) == sur and SHAPE.fullmatch(m.group(2)) and m.group(2) not in raw + [sur]
-        await produce(s, [("sess-1", turn_bytes("sess-1", 3, f"Thanks! I updated {sur}.", role="tutor"))],
+        await produce(s, [("sess-1", turn_bytes("sess-1", 3, f"Thanks! I updated {sur}.", role="tutor",
+                                                reply_token=json.loads(outs[0].value)["reply_token"]))],
                       topic=s.topics.replies_in)
         replies = await read_topic(s, s.topics.replies_out, 1)
         assert OutputTurn.model_validate_json(replies[0].value).text == f"Thanks! I updated {raw[0]}."

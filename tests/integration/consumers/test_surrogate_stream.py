@@ -72,7 +72,9 @@ async def test_forty_turn_session_consistent_and_replies_reidentified(make_setti
 
         # the tutor LLM answers with surrogates (shortened, possessive, other case) ...
         reply = f"Well done {maria}! {maria}'s method works. {last.upper()}, tell {tom} too."
-        await produce(s, [(SESSION, turn_bytes(SESSION, "r1", reply, role="tutor"))], topic=s.topics.replies_in)
+        token = json.loads(outs[-1].value)["reply_token"]  # the tutor answers the output it was sent
+        await produce(s, [(SESSION, turn_bytes(SESSION, "r1", reply, role="tutor", reply_token=token))],
+                      topic=s.topics.replies_in)
         back = await read_topic(s, s.topics.replies_out, 1, timeout=30)
     finally:
         w.request_stop()
