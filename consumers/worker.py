@@ -144,7 +144,8 @@ class Worker:
         if state_store == "auto":
             state_store = self._default_state_store() if settings.session.persist else None
         self.state_store: StateStore = state_store if state_store is not None else NoStateStore()
-        if self.state_store.persists and hasattr(self.pipeline.replacer, "session_keys"):
+        if (self.state_store.persists and settings.surrogate.session_keys == "auto"
+                and hasattr(self.pipeline.replacer, "session_keys")):
             # crypto-shredding: each session's surrogates derive from its own random key, kept
             # only in its sealed state (written before any output that depends on it leaves)
             self.pipeline.replacer.session_keys = True

@@ -173,6 +173,12 @@ class SurrogateSettings(BaseModel):
     #: when the state cipher is built (surrogate.crypto.StateCipher.from_settings), not here, so a
     #: malformed key never appears in a validation error.
     active_key_id: str | None = None
+    #: Per-session surrogate keys (crypto-shredding, docs/security.md): ``auto`` turns them on
+    #: where session state is persisted (the Kafka worker), so ``forget`` leaves nothing that links
+    #: surrogates to values. ``off`` derives every session's surrogates from the secret alone: the
+    #: same session and input then give the same surrogates through Kafka, the proxy and the API
+    #: (and the secret's holder can recompute them).
+    session_keys: Literal["auto", "off"] = "auto"
     #: Link a new name one edit away from a name already in the session (misspellings).
     fuzzy_names: bool = True
     fuzzy_min_length: int = Field(5, ge=3)
