@@ -174,7 +174,8 @@ class SurrogateSettings(BaseModel):
     #: malformed key never appears in a validation error.
     active_key_id: str | None = None
     #: Per-session surrogate keys (crypto-shredding, docs/security.md): ``auto`` turns them on
-    #: where session state is persisted (the Kafka worker), so ``forget`` leaves nothing that links
+    #: where session state is persisted (the Kafka worker with a state topic, the proxy with a
+    #: SQLite or Redis store), so ``forget`` leaves nothing that links
     #: surrogates to values. ``off`` derives every session's surrogates from the secret alone: the
     #: same session and input then give the same surrogates through Kafka, the proxy and the API
     #: (and the secret's holder can recompute them).

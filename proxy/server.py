@@ -127,6 +127,11 @@ class ProxyServer:
             cipher = _cipher(settings, ps.store)
         self.cipher = cipher
         self.store = store if store is not None else open_store(ps)
+        if (ps.store in ("sqlite", "redis") and settings.surrogate.session_keys == "auto"
+                and hasattr(pipeline.replacer, "session_keys")):
+            # crypto-shredding, as in the Kafka worker: a stored session's surrogates derive from a
+            # random key kept only in its sealed state, which ``plainsight forget`` deletes
+            pipeline.replacer.session_keys = True
         self.metrics = metrics or ProxyMetrics()
         self.clients = ClientRegistry(ps.clients_file)
         self._buckets: dict[str, _Bucket] = {}

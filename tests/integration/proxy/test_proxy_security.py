@@ -292,3 +292,22 @@ def test_redis_over_tls_with_a_password(tmp_path):
             with pytest.raises(APIStatusError) as e:
                 _ask(px.client(), "tls-redis", "I'm Maria Lopez")
             assert e.value.status_code == 503 and up.requests == []
+
+
+def test_a_stored_proxy_session_has_its_own_key_so_the_secret_alone_cannot_recompute_it(tmp_path):
+    """Crypto-shredding for the proxy, as for the Kafka worker (issue #28): with a persistent store a
+    session's surrogates derive from a random key in its sealed state. The same secret and the same
+    turn in a pipeline without that key (the secret's holder after ``forget``) give other surrogates;
+    the session itself stays consistent across requests."""
+    from plainsight import Plainsight
+
+    s = proxy_settings(store="sqlite", sqlite_path=str(tmp_path / "p.db"))
+    with running(s) as (px, up):
+        c = px.client()
+        _ask(c, "shred-1", "I'm Maria Lopez, maria.lopez@gmail.com")
+        first = up.requests[-1]["messages"][0]["content"]
+        _ask(c, "shred-1", "I'm Maria Lopez, maria.lopez@gmail.com")
+        again = up.requests[-1]["messages"][0]["content"]
+    assert "Maria" not in first and first == again
+    offline = Plainsight(proxy_settings(store="memory")).session("shred-1")
+    assert offline.deidentify("user", "I'm Maria Lopez, maria.lopez@gmail.com") != first
