@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plainsight.surrogate.origin import ENGLISH_LOCALES, GROUPS  # noqa: E402
 
+from table_output import write_or_check  # scripts/table_output.py (scripts run from this folder)
+
 OUT = Path(__file__).resolve().parents[1] / "surrogate" / "data" / "origins.json.gz"
 
 
@@ -96,14 +98,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="fail if the shipped file differs from a rebuild")
     args = ap.parse_args()
-    blob = build()
-    if args.check:
-        same = OUT.exists() and OUT.read_bytes() == blob
-        print("origins.json.gz is up to date" if same else "origins.json.gz differs from a rebuild")
-        return 0 if same else 1
-    OUT.write_bytes(blob)
-    print(f"wrote {OUT} ({len(blob) / 1024:.0f} KiB)")
-    return 0
+    return write_or_check(OUT, build(), args.check)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from table_output import write_or_check  # scripts/table_output.py (scripts run from this folder)
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "surrogate" / "data" / "pinyin.json.gz"
 
@@ -48,14 +50,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    blob = build()
-    if args.check:
-        same = OUT.exists() and OUT.read_bytes() == blob
-        print("pinyin.json.gz is up to date" if same else "pinyin.json.gz differs from a rebuild")
-        return 0 if same else 1
-    OUT.write_bytes(blob)
-    print(f"wrote {OUT} ({len(blob) / 1024:.0f} KiB)")
-    return 0
+    return write_or_check(OUT, build(), args.check)
 
 
 if __name__ == "__main__":

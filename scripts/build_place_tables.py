@@ -20,6 +20,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from table_output import write_or_check  # scripts/table_output.py (scripts run from this folder)
+
 OUT = Path(__file__).resolve().parents[1] / "surrogate" / "data" / "places.json.gz"
 MIN_POP = 15000
 PER_REGION = 30
@@ -72,14 +74,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    blob = encode(build())
-    if args.check:
-        same = OUT.exists() and OUT.read_bytes() == blob
-        print("places.json.gz is up to date" if same else "places.json.gz differs from a rebuild")
-        return 0 if same else 1
-    OUT.write_bytes(blob)
-    print(f"wrote {OUT} ({len(blob) / 1024:.0f} KiB)")
-    return 0
+    return write_or_check(OUT, encode(build()), args.check)
 
 
 if __name__ == "__main__":
