@@ -112,3 +112,21 @@ def run_async(coro):
 
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(coro)
+
+
+def add_broker_arguments(p: argparse.ArgumentParser) -> None:
+    """``--bootstrap-servers`` and ``--config`` of the small topic tools (``send``, ``tail``)."""
+    p.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="the broker serve uses (serve prints it)")
+    p.add_argument("--config", metavar="FILE", help="YAML configuration file (topic names, TLS/SASL)")
+
+
+NO_BROKER = ("no broker given: --bootstrap-servers HOST:PORT (plainsight serve prints the address of its "
+             "embedded broker)")
+
+
+def command_error(command: str, msg: str) -> int:
+    """One line on stderr, ``plainsight COMMAND: error: …``, and exit status 2."""
+    import sys
+
+    print(f"plainsight {command}: error: {msg}", file=sys.stderr)
+    return 2

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import NO_BROKER, add_broker_arguments, command_error
+
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,8 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reply-token", metavar="TOKEN", default=None,
                    help="with --reply: the reply_token of the tutor-topic record the reply answers (copied into the "
                         "record's reply_token field, for a worker that requires one)")
-    p.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="the broker serve uses (serve prints it)")
-    p.add_argument("--config", metavar="FILE", help="YAML configuration file (topic names, TLS/SASL)")
+    add_broker_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,10 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _err(msg: str) -> int:
-    import sys
-
-    print(f"plainsight send: error: {msg}", file=sys.stderr)
-    return 2
+    return command_error("send", msg)
 
 
 async def send(args: argparse.Namespace) -> int:
@@ -54,8 +52,7 @@ async def send(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     bootstrap = settings.kafka.bootstrap_servers
     if not bootstrap:
-        return _err("no broker given: --bootstrap-servers HOST:PORT (plainsight serve prints the address of its "
-                    "embedded broker)")
+        return _err(NO_BROKER)
     if bool(args.text) == bool(args.file):
         return _err("give either TEXT or --file TURNS.jsonl")
     topic = settings.topics.replies_in if args.reply else settings.topics.input

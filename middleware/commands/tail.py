@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import NO_BROKER, add_broker_arguments, command_error
+
 
 ALIASES = {"deid": "output", "logs": "logs", "replies": "replies_out", "dlq": "dlq", "input": "input",
            "replies-in": "replies_in"}
@@ -22,8 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="stop after S seconds without a new record")
     p.add_argument("--session", default=None, help="only records of this session (the record key)")
-    p.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="the broker serve uses (serve prints it)")
-    p.add_argument("--config", metavar="FILE", help="YAML configuration file (topic names, TLS/SASL)")
+    add_broker_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,10 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _err(msg: str) -> int:
-    import sys
-
-    print(f"plainsight tail: error: {msg}", file=sys.stderr)
-    return 2
+    return command_error("tail", msg)
 
 
 async def tail(args: argparse.Namespace) -> int:
@@ -51,8 +49,7 @@ async def tail(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     bootstrap = settings.kafka.bootstrap_servers
     if not bootstrap:
-        return _err("no broker given: --bootstrap-servers HOST:PORT (plainsight serve prints the address of its "
-                    "embedded broker)")
+        return _err(NO_BROKER)
     if args.max is not None and args.max < 1:
         return _err("--max must be >= 1")
     topics = settings.topics
