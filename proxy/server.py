@@ -390,11 +390,7 @@ class ProxyServer:
                 try:
                     ps = await self._load(internal, key)
                 except Exception as exc:
-                    log.error("proxy: session state unavailable (%s); nothing sent upstream", type(exc).__name__)
-                    ctx.status = 503
-                    self._finish(ctx, t0)
-                    return error(503, f"plainsight could not load the session state ({type(exc).__name__}); "
-                                      "nothing was sent upstream", "state_unavailable")
+                    return self._fail_closed(ctx, t0, 503, "load the session state", exc, "state_unavailable")
                 try:
                     deid = self.engine.deidentify_request(ps, body, self.ps.max_tool_arg_depth)
                 except RequestError as r:
@@ -402,11 +398,7 @@ class ProxyServer:
                     return self._refused(ctx, _Refused(r.status, str(r), r.code), t0)
                 except Exception as exc:
                     self._live.pop(key, None)
-                    log.error("proxy: de-identification failed (%s); nothing sent upstream", type(exc).__name__)
-                    ctx.status = 500
-                    self._finish(ctx, t0)
-                    return error(500, f"plainsight could not de-identify this request ({type(exc).__name__}); "
-                                      "nothing was sent upstream", "deidentification_failed")
+                    return self._fail_closed(ctx, t0, 500, "de-identify this request", exc, "deidentification_failed")
                 try:
                     if ps.dirty or ps.state.dirty:
                         blob = self.engine.seal(ps, self.cipher)
@@ -415,12 +407,7 @@ class ProxyServer:
                         self._remember(key, blob, ps)
                 except Exception as exc:
                     self._live.pop(key, None)
-                    log.error("proxy: session state could not be stored (%s); nothing sent upstream",
-                              type(exc).__name__)
-                    ctx.status = 503
-                    self._finish(ctx, t0)
-                    return error(503, f"plainsight could not store the session state ({type(exc).__name__}); "
-                                      "nothing was sent upstream", "state_unavailable")
+                    return self._fail_closed(ctx, t0, 503, "store the session state", exc, "state_unavailable")
                 mapping = self._issued(ps, deid.entities)
             headers = self._upstream_headers(request, client)
             if ctx.stream:
@@ -540,6 +527,14 @@ class ProxyServer:
         fc = msg.get("function_call")
         if isinstance(fc, dict) and isinstance(fc.get("arguments"), str):
             fc["arguments"] = self._restore_json(fc["arguments"], mapping)
+
+    def _fail_closed(self, ctx: _Ctx, t0: float, status: int, what: str, exc: BaseException, code: str) -> Response:
+        """A stage failed before anything went upstream: the log and the answer name the exception
+        type only (never the request's text)."""
+        log.error("proxy: could not %s (%s); nothing sent upstream", what, type(exc).__name__)
+        ctx.status = status
+        self._finish(ctx, t0)
+        return error(status, f"plainsight could not {what} ({type(exc).__name__}); nothing was sent upstream", code)
 
     async def _stream(self, request: Request, ctx: _Ctx, body: dict, headers: dict, mapping, t0: float,
                       bucket: _Bucket) -> Response:
