@@ -486,6 +486,23 @@ def by_source(results: list[DialogueResult]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def by_genre(results: list[DialogueResult]) -> dict[str, dict[str, Any]]:
+    """:func:`name_summary` (and the typed figures) per ``meta.genre`` (GUM's ten kinds of English:
+    conversation, vlog, interview, court, speech, news, bio, academic, textbook, voyage); empty when
+    no dialogue names its genre."""
+    groups: dict[str, list[DialogueResult]] = defaultdict(list)
+    for d in results:
+        g = (d.meta or {}).get("genre")
+        if g:
+            groups[str(g)].append(d)
+    out = {}
+    for g, rs in sorted(groups.items()):
+        out[g] = name_summary(rs)
+        if is_typed(rs):
+            out[g]["typed"] = typed_summary(rs)
+    return out
+
+
 def _group_recall(groups: dict[str, Counts]) -> dict[str, dict[str, Any]]:
     return {k: {"recall": ratio(c.tp, c.tp + c.fn), "gold": c.tp + c.fn} for k, c in sorted(groups.items())}
 

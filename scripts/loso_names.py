@@ -3,16 +3,17 @@
 was never trained on?
 
 For each dev source S (ncte, mathdial, ncte_uptake, bridge, presidio_synth, topicalchat,
-topicalchat_rare, wnut17, btc): train the
+topicalchat_rare, wnut17, btc; and gum, which no model trains on, so its row is the shipped
+training set scored on a file it never saw): train the
 reviewer exactly as the shipped one (``train_name_model.py``, same seed and parameters) on the
 *tune* split of every other source, then score the *whole* file of S with that model (the cascade
 run turn by turn, as ``plainsight eval`` runs it; matching ``middleware.evaluation.match_spans``).
 Prints one JSON line per source: NAME precision, recall, F5, false positives, false names per 100
 turns; for the typed files (wnut17, btc) also type errors, word errors and neutral names per 100
 turns (``middleware.evaluation.typed_summary``). Prints metrics only, never dialogue text. ~2
-minutes per source on one core.
+minutes per source with two cores.
 
-    python scripts/loso_names.py                        # all nine sources
+    python scripts/loso_names.py                        # all ten sources
     python scripts/loso_names.py --models-dir loso/     # keep each left-out model (rules_table.py --loso)
     python scripts/loso_names.py topicalchat ncte       # some
     python scripts/loso_names.py --json-out loso.json   # also write the results
@@ -32,12 +33,12 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from name_data import read  # noqa: E402
-from train_name_model import FILES  # noqa: E402
+from train_name_model import FILES, SCORED_ONLY  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sources", nargs="*", default=list(FILES))
+    ap.add_argument("sources", nargs="*", default=list(FILES) + list(SCORED_ONLY))
     ap.add_argument("--json-out", type=Path, default=None)
     ap.add_argument("--models-dir", type=Path, default=None, help="keep the models here (loso_<source>.json.gz)")
     ap.add_argument("--train-args", default="", help="extra arguments for train_name_model.py")

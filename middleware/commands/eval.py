@@ -135,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
 
     if is_typed(results):  # typed entities (wnut17, btc, gum): type / word errors, neutral names, masked shares
         summary["typed"] = typed_summary(results)
+    from ..evaluation import by_genre
+
+    genres = by_genre(results)
+    if genres:  # dialogues that name their kind of English (gum): NAME and typed figures per genre
+        summary["name_by_genre"] = genres
     if use_llm:
         summary["llm"] = _llm_summary(pipeline.llm, settings, _chat_chars(path, args.limit))
     if getattr(args, "by_source", False):
@@ -316,6 +321,8 @@ def format_table(s: dict) -> str:
         ]
     if s.get("typed"):
         lines += ["", _typed_rows(s["typed"])]
+    if s.get("name_by_genre"):
+        lines += ["", _name_rows("NAME by genre", s["name_by_genre"])]
     if s.get("name_by_source"):
         lines += ["", _name_rows("NAME by source", s["name_by_source"])]
     return "\n".join(lines)

@@ -43,7 +43,7 @@ from .naming.context import (
     sentence,
 )
 from .naming.cues import cue as direct_cue, intro_parts, name_answer, name_question
-from .naming.features import gate, model_features
+from .naming.features import capitalised_by_norm, gate, model_features
 from .naming.public_keep import public_keep
 from .naming.spans import extend_lists, full_names, merge
 from .naming.story import EPONYM_HEADS, IDIOMS, coordinated_with, keep_decision, near_problem, signals, story_character
@@ -271,6 +271,8 @@ class NameFinder:
             cue = ""  # "with the Packers" in talk about sport: a team, not a family
         if not cue and strength < 1.0 and possessed_relation(toks, k):
             return  # "Meine Schwester Anke", "mi Hermana": the relation, not the name
+        if not cue and strength < 1.0 and capitalised_by_norm(toks, k):
+            return  # "Die Katze schläft", "Pero no sé": the language's capitalisation, not a name
         if self._session_decision(turn, k, memory, cls, cue, strength, memory_ok):
             return
         # 2. direct cues (greetings, vocatives, self-introductions) override the keep review

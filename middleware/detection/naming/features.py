@@ -152,7 +152,7 @@ def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str]:
     """(case statistics of the turn, language of the sentence holding token ``k``)."""
     facts = _FACTS.__dict__
     if facts.get("toks") is not toks:
-        facts["toks"], facts["cap"], facts["langs"] = toks, _cap_share(toks), {}
+        facts["toks"], facts["cap"], facts["langs"], facts["unk"] = toks, _cap_share(toks), {}, _unknown_share(toks)
     langs = facts["langs"]
     a = k
     while a > 0 and not toks[a].sent_init:
@@ -164,6 +164,44 @@ def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str]:
             b += 1
         lang = langs[a] = sentence_language([x.low for x in toks[a:b]])
     return facts["cap"], lang
+
+
+#: A lowercase word rarer than this in English usage (natural-log probability; about 5 in 10 million
+#: words) is one English text seldom uses: a word of another language, a typo, heavy slang.
+_RARE_IN_ENGLISH = -14.5
+
+
+#: Languages whose writing capitalises every noun: there a capital letter says nothing of a name.
+NOUN_CAPITALISING = frozenset({"de"})
+
+
+def capitalised_by_norm(toks: list[Tok], k: int) -> bool:
+    """Token ``k`` is capitalised by its sentence's language, not because it names someone: a plain
+    frequent word of that language (never a popular given name: ``knowledge.foreign_word``) that
+    starts the sentence, or any such word in a language that capitalises nouns ("Die Katze
+    schläft", "Meine Mutter kocht"; "Hola, Pedro" and "Meine Freundin Anna" keep their names)."""
+    t = toks[k]
+    if not t.cap or t.upper:
+        return False
+    lang = _turn_facts(toks, k)[1]
+    return lang != "en" and (t.sent_init or lang in NOUN_CAPITALISING) and foreign_word(t.low, lang)
+
+
+def _unknown_share(toks: list[Tok]) -> int | None:
+    """How much of the turn's lowercase words English seldom or never uses (``_RARE_IN_ENGLISH``),
+    binned (0: < 10 %, 1: < 25 %, 2: < 50 %, 3: more; None: fewer than three lowercase words, too
+    few to tell, and the case statistics already mark a short turn). A turn
+    in a language no table covers (Tagalog, Malay, transliterated Hindi or Tamil) or in heavy slang
+    reads this way, and there an unknown word is no evidence of a name."""
+    n = u = 0
+    for t in toks:
+        if t.lower and len(t.text) > 1 and t.text.isalpha():
+            n += 1
+            u += t.info.logp_lower < _RARE_IN_ENGLISH
+    if n < 3:
+        return None
+    r = u / n
+    return 0 if r < 0.1 else 1 if r < 0.25 else 2 if r < 0.5 else 3
 
 
 def _cap_share(toks: list[Tok]) -> int:
@@ -206,6 +244,9 @@ def knowledge_features(toks: list[Tok], k: int, text: str, cls: str, shape: str,
             if nk:
                 f.append("gkn=" + side + nk)
     cs, lang = _turn_facts(toks, k)
+    unk = _FACTS.__dict__["unk"]
+    if unk is not None:
+        f += ["unk=%d" % unk, "unks=%d%s%d" % (unk, shape, t.sent_init), "unkc=%d%s" % (unk, cls)]
     f.append("lg=" + lang)
     if lang != "en":
         f.append("lgs=%s%d%s" % (lang, t.sent_init, shape))

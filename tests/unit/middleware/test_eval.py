@@ -289,3 +289,29 @@ def test_no_other_hard_coded_shared_data_path():
             if built.search(path.read_text(encoding="utf-8")):
                 offenders.append(str(path.relative_to(root)))
     assert offenders == []
+
+
+def test_eval_reports_name_figures_by_genre(tmp_path, capsys):
+    """Dialogues that name their kind of English (``meta.genre``, as gum's do) are also scored per
+    genre: NAME P / R / F5 and, for typed spans, the type and word errors."""
+    from plainsight.middleware.cli import main
+
+    sample = tmp_path / "genres.jsonl"
+    rows = [
+        {"id": "g1", "source": "gum", "meta": {"genre": "conversation"},
+         "turns": [{"speaker": "A", "text": "Hi Marisol, did you call your brother Teodor yet?"}],
+         "spans": [{"turn": 0, "start": 3, "end": 10, "label": "NAME", "text": "Marisol"},
+                   {"turn": 0, "start": 38, "end": 44, "label": "NAME", "text": "Teodor"}]},
+        {"id": "g2", "source": "gum", "meta": {"genre": "voyage"},
+         "turns": [{"speaker": "A", "text": "The bus to Linz takes an hour."}],
+         "spans": [{"turn": 0, "start": 11, "end": 15, "label": "LOCATION", "text": "Linz"}]},
+    ]
+    sample.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["eval", str(sample), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    g = s["name_by_genre"]
+    assert set(g) == {"conversation", "voyage"}
+    assert g["conversation"]["tp"] == 2 and g["conversation"]["recall"] == 1.0
+    assert g["voyage"]["tp"] == 0 and g["voyage"]["typed"]["type_errors"] == 0
+    assert main(["eval", str(sample)]) == 0
+    assert "NAME by genre" in capsys.readouterr().out

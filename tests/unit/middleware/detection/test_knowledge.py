@@ -42,6 +42,21 @@ def test_knowledge_features():
     assert "hash" in knowledge_features(toks, k, text, "unknown", "C", "o", "$", "o")
 
 
+def test_unknown_word_share_of_a_turn():
+    """A turn English does not know (a language no table covers) is told apart from English, so an
+    unknown lowercase word there is no evidence of a name; too few lowercase words: no figure."""
+    lex = get_lexicon()
+
+    def unk(text: str, word: str) -> str:
+        toks = tokenize(text, lex)
+        k = [t.text for t in toks].index(word)
+        return next((f for f in knowledge_features(toks, k, text, "unknown", "l", "_", "_", "-") if f.startswith("unk=")), "")
+
+    assert unk("Kung totoong may feelings siya sayo hindi na siya magtatanong", "sayo") == "unk=3"
+    assert unk("my friend zuzanna is coming over to do the homework with me", "zuzanna") == "unk=0"
+    assert unk("hi zuzanna", "zuzanna") == ""
+
+
 @pytest.fixture(scope="module")
 def cascade():
     from plainsight.middleware.detection.cascade import Cascade
