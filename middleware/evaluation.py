@@ -475,31 +475,29 @@ def name_summary(results: list[DialogueResult]) -> dict[str, Any]:
 
 def by_source(results: list[DialogueResult]) -> dict[str, dict[str, Any]]:
     """:func:`name_summary` per dialogue ``source`` (``plainsight eval --by-source``)."""
-    groups: dict[str, list[DialogueResult]] = defaultdict(list)
-    for d in results:
-        groups[d.source or "-"].append(d)
-    out = {}
-    for src, rs in sorted(groups.items()):
-        out[src] = name_summary(rs)
-        if is_typed(rs):
-            out[src]["typed"] = typed_summary(rs)
-    return out
+    return _grouped(results, lambda d: d.source or "-")
 
 
 def by_genre(results: list[DialogueResult]) -> dict[str, dict[str, Any]]:
     """:func:`name_summary` (and the typed figures) per ``meta.genre`` (GUM's ten kinds of English:
     conversation, vlog, interview, court, speech, news, bio, academic, textbook, voyage); empty when
     no dialogue names its genre."""
+    return _grouped(results, lambda d: str((d.meta or {}).get("genre") or ""))
+
+
+def _grouped(results: list[DialogueResult], key) -> dict[str, dict[str, Any]]:
+    """:func:`name_summary`, and :func:`typed_summary` for typed groups, per ``key(dialogue)``
+    (dialogues whose key is empty are left out)."""
     groups: dict[str, list[DialogueResult]] = defaultdict(list)
     for d in results:
-        g = (d.meta or {}).get("genre")
-        if g:
-            groups[str(g)].append(d)
+        k = key(d)
+        if k:
+            groups[k].append(d)
     out = {}
-    for g, rs in sorted(groups.items()):
-        out[g] = name_summary(rs)
+    for k, rs in sorted(groups.items()):
+        out[k] = name_summary(rs)
         if is_typed(rs):
-            out[g]["typed"] = typed_summary(rs)
+            out[k]["typed"] = typed_summary(rs)
     return out
 
 
