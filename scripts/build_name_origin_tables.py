@@ -25,10 +25,7 @@ nicknames 1.0.1; the everyday-word flags of the shipped ``names.json.gz``).
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
-import io
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -36,7 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from build_surrogate_tables import female_share, fold  # noqa: E402
+from build_surrogate_tables import best_rank, female_share, fold, interleave, share_and_best_rank  # noqa: E402
+from table_output import encode  # noqa: E402
 
 #: origin group -> names-dataset countries (ISO 3166 alpha-2). Every country of names-dataset is in one.
 ORIGIN_GROUPS: dict[str, str] = {
@@ -71,16 +69,7 @@ def best_group(info: dict | None) -> tuple[str | None, int | None]:
     """The group of the country where the name ranks best (ties: larger share of bearers)."""
     if not info:
         return None, None
-    share: dict[str, float] = defaultdict(float)
-    for cc, s in (info.get("country") or {}).items():
-        g = COUNTRY_GROUP.get(cc)
-        if g is not None and s is not None:
-            share[g] += float(s)
-    best: dict[str, int] = {}
-    for cc, rank in (info.get("rank") or {}).items():
-        g = COUNTRY_GROUP.get(cc)
-        if g is not None and rank is not None:
-            best[g] = min(best.get(g, 1 << 30), int(rank))
+    share, best = share_and_best_rank(info, COUNTRY_GROUP)
     if not best:
         return None, None
     # a group holding a tenth of the bearers outranks a group where the name is rare among many
@@ -140,11 +129,11 @@ def build(nd) -> dict:
                 rank_of[key] = (ranks[0], r)
 
     def first_like(n: str) -> bool:
-        fr, lr = _best_rank(ft.get(n)), _best_rank(lt.get(n))
+        fr, lr = best_rank(ft.get(n)), best_rank(lt.get(n))
         return fr is not None and (lr is None or fr < lr)
 
     def last_like(n: str) -> bool:
-        fr, lr = _best_rank(ft.get(n)), _best_rank(lt.get(n))
+        fr, lr = best_rank(ft.get(n)), best_rank(lt.get(n))
         return lr is not None and (fr is None or lr < fr)
 
     per_first: dict[str, list[tuple[int, str]]] = defaultdict(list)
@@ -179,10 +168,10 @@ def build(nd) -> dict:
                             and not wordlike(n)):
                         lst.append(n)
                 lists.append(lst)
-            out[gen] = _interleave(lists, POOL)
+            out[gen] = interleave(lists, POOL, _any)
         lists = [[n for _, n in per_last.get(cc, [])
                   if pool_name(n, 2) and best_group(lt[n])[0] == g and group_share(lt[n], g) >= 0.4 and last_like(n) and not wordlike(n)] for cc in ccs]
-        out["L"] = _interleave(lists, LAST_POOL)
+        out["L"] = interleave(lists, LAST_POOL, _any)
         pools[g] = out
 
     from nicknames import NickNamer, __version__ as nick_version  # noqa: F401
@@ -204,32 +193,8 @@ def build(nd) -> dict:
     }
 
 
-def _best_rank(info: dict | None) -> int | None:
-    if not info:
-        return None
-    ranks = [r for r in (info.get("rank") or {}).values() if r is not None]
-    return min(ranks) if ranks else None
-
-
-def _interleave(lists: list[list[str]], limit: int) -> list[str]:
-    out: list[str] = []
-    seen: set[str] = set()
-    for i in range(max((len(x) for x in lists), default=0)):
-        for lst in lists:
-            if i < len(lst) and fold(lst[i]) not in seen:
-                seen.add(fold(lst[i]))
-                out.append(lst[i])
-                if len(out) >= limit:
-                    return out
-    return out
-
-
-def encode(tables: dict) -> bytes:
-    raw = json.dumps(tables, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-        gz.write(raw)
-    return buf.getvalue()
+def _any(name: str) -> bool:
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

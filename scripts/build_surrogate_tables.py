@@ -38,14 +38,14 @@ wordfreq 3.1.1, pycountry, spaCy and Faker (stop words / common words).
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
-import io
-import json
 import sys
 import unicodedata
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from table_output import encode  # noqa: E402  (scripts/table_output.py)
 
 REGIONS = ["Africa", "Americas", "Asia", "Europe", "Oceania"]
 
@@ -182,6 +182,22 @@ class WordCheck:
         return w in self._gcide and z >= 4.5
 
 
+def share_and_best_rank(info: dict, group_of: dict[str, str]) -> tuple[dict[str, float], dict[str, int]]:
+    """Per group of countries (``group_of``: country code → group): the share of the name's bearers
+    living there, and the name's best rank in any of its countries."""
+    share: dict[str, float] = defaultdict(float)
+    for cc, s in (info.get("country") or {}).items():
+        g = group_of.get(cc)
+        if g is not None and s is not None:
+            share[g] += float(s)
+    best: dict[str, int] = {}
+    for cc, rank in (info.get("rank") or {}).items():
+        g = group_of.get(cc)
+        if g is not None and rank is not None:
+            best[g] = min(best.get(g, 1 << 30), int(rank))
+    return share, best
+
+
 def region_of(info: dict) -> str | None:
     """The region of the country where the name ranks best; ties go to the larger share of bearers.
 
@@ -189,16 +205,7 @@ def region_of(info: dict) -> str | None:
     records (a Fijian name's bearers are outnumbered by its few namesakes in Europe), while the
     per-country top lists are what the dev data's names were drawn from.
     """
-    share: dict[str, float] = defaultdict(float)
-    for cc, s in (info.get("country") or {}).items():
-        r = COUNTRY_REGION.get(cc)
-        if r is not None and s is not None:
-            share[r] += float(s)
-    best: dict[str, int] = {}
-    for cc, rank in (info.get("rank") or {}).items():
-        r = COUNTRY_REGION.get(cc)
-        if r is not None and rank is not None:
-            best[r] = min(best.get(r, 1 << 30), int(rank))
+    share, best = share_and_best_rank(info, COUNTRY_REGION)
     if best:
         return min(sorted(best), key=lambda r: (best[r], -share.get(r, 0.0)))
     if share:
@@ -352,14 +359,6 @@ def build(nd) -> dict:
         "last": last_pools,
         "classify": dict(sorted(classify.items())),
     }
-
-
-def encode(tables: dict) -> bytes:
-    raw = json.dumps(tables, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-        gz.write(raw)
-    return buf.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
