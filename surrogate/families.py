@@ -25,7 +25,7 @@ Tag mode (``name_tag``) gives one ``[NAME_n]`` per person: "Katya Petrova", then
 from __future__ import annotations
 
 import re
-from .names import fold
+from .names import data_path, fold, load_once, read_table
 
 DIMINUTIVE_ENDINGS = ("i", "ie", "y", "ey", "ee", "a", "o", "ito", "ita", "ka", "sha", "chen", "ke", "tje", "je")
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -172,21 +172,11 @@ def name_tag(rep: "SurrogateReplacer", value: str, state: "SessionMapping") -> s
 
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_PINYIN: list[dict] = []
-
-
+@load_once
 def _pinyin() -> dict:
     """``surrogate/data/pinyin.json.gz`` (scripts/build_pinyin_tables.py), loaded on first use."""
-    if not _PINYIN:
-        import gzip
-        import json
-        from importlib import resources
-
-        path = resources.files("plainsight.surrogate").joinpath("data", "pinyin.json.gz")
-        with gzip.open(str(path), "rt", encoding="utf-8") as f:
-            d = json.load(f)
-        _PINYIN.append({"pinyin": d["pinyin"], "surnames": frozenset(d["surnames"])})
-    return _PINYIN[0]
+    d = read_table(data_path("pinyin.json.gz"))
+    return {"pinyin": d["pinyin"], "surnames": frozenset(d["surnames"])}
 
 
 def han_parts(name: str) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ loaded at runtime). Regions are the five UN M49 regions; see ``surrogate/data/RE
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import threading
@@ -110,23 +111,38 @@ def _interleave(lists: list[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(out)
 
 
-_LOCK = threading.Lock()
-_TABLES: NameTables | None = None
-
-
 def data_path(name: str = "names.json.gz") -> Path:
     return Path(str(resources.files("plainsight.surrogate").joinpath("data", name)))
 
 
+def read_table(path: str | Path) -> dict:
+    """A gzip JSON table (``data_path(name)``: one shipped in ``surrogate/data``)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_once(build):
+    """``build()`` run once per process, on the first call, under a lock (a worker's threads may ask
+    at the same moment); every call returns that one object. The shipped tables' loaders."""
+    lock = threading.Lock()
+    box: list = []
+
+    @functools.wraps(build)
+    def get():
+        if not box:
+            with lock:
+                if not box:
+                    box.append(build())
+        return box[0]
+
+    return get
+
+
+@load_once
+def _shipped_tables() -> NameTables:
+    return NameTables(read_table(data_path()))
+
+
 def load_tables(path: str | Path | None = None) -> NameTables:
     """The shipped tables, loaded once per process (~0.2 s, ~15 MB) on first use."""
-    global _TABLES
-    if path is not None:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            return NameTables(json.load(f))
-    if _TABLES is None:
-        with _LOCK:
-            if _TABLES is None:
-                with gzip.open(data_path(), "rt", encoding="utf-8") as f:
-                    _TABLES = NameTables(json.load(f))
-    return _TABLES
+    return NameTables(read_table(path)) if path is not None else _shipped_tables()

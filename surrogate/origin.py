@@ -23,12 +23,10 @@ upgrade does not change surrogates); the pools are filtered by the caller.
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-import threading
 import unicodedata
-from importlib import resources
+
+from .names import data_path, load_once, read_table
 
 #: group -> Faker locales whose person lists define it
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -113,10 +111,6 @@ _MIN_OWN = 20
 def _fold(s: str) -> str:
     nfkd = unicodedata.normalize("NFKD", s)
     return "".join(ch for ch in nfkd if not unicodedata.combining(ch)).casefold()
-
-
-def data_path():
-    return resources.files("plainsight.surrogate").joinpath("data", "origins.json.gz")
 
 
 class Origins:
@@ -261,16 +255,7 @@ def _interleave(a, b) -> tuple[str, ...]:
     return tuple(out)
 
 
-_LOCK = threading.Lock()
-_ORIGINS: Origins | None = None
-
-
+@load_once
 def load_origins() -> Origins:
     """The shipped lists, loaded once per process."""
-    global _ORIGINS
-    if _ORIGINS is None:
-        with _LOCK:
-            if _ORIGINS is None:
-                with gzip.open(str(data_path()), "rt", encoding="utf-8") as f:
-                    _ORIGINS = Origins(json.load(f))
-    return _ORIGINS
+    return Origins(read_table(data_path("origins.json.gz")))

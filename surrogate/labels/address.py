@@ -14,13 +14,9 @@ with the original's country.
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-import threading
-from importlib import resources
 
-from ..names import fold
+from ..names import data_path, fold, load_once, read_table
 from ..text import apply_case
 
 #: country -> Faker locale of its addresses
@@ -132,19 +128,10 @@ class AddressPlan:
         return head + rest
 
 
-_LOCK = threading.Lock()
-_PLACES: Places | None = None
-
-
+@load_once
 def load_places() -> Places:
-    global _PLACES
-    if _PLACES is None:
-        with _LOCK:
-            if _PLACES is None:
-                path = resources.files("plainsight.surrogate").joinpath("data", "places.json.gz")
-                with gzip.open(str(path), "rt", encoding="utf-8") as f:
-                    _PLACES = Places(json.load(f))
-    return _PLACES
+    """The shipped towns and regions, loaded once per process."""
+    return Places(read_table(data_path("places.json.gz")))
 
 
 def plan(value: str, rng) -> AddressPlan:

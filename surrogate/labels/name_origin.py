@@ -18,12 +18,8 @@ order ("Zhang Wei": surname first), and by ``plainsight eval`` for the origin-fi
 
 from __future__ import annotations
 
-import gzip
-import json
-import threading
-from importlib import resources
 
-from ..names import fold
+from ..names import data_path, fold, load_once, read_table
 
 #: origin groups of the non-Latin scripts of ``surrogate/origin.py`` (Faker groups)
 SCRIPT_GROUP = {
@@ -116,17 +112,7 @@ def _interleave(a, b) -> tuple[str, ...]:
     return tuple(out)
 
 
-_LOCK = threading.Lock()
-_ORIGIN: NameOrigin | None = None
-
-
+@load_once
 def load_name_origin() -> NameOrigin:
     """The shipped table, loaded once per process (~0.15 s)."""
-    global _ORIGIN
-    if _ORIGIN is None:
-        with _LOCK:
-            if _ORIGIN is None:
-                path = resources.files("plainsight.surrogate").joinpath("data", "name_origin.json.gz")
-                with gzip.open(str(path), "rt", encoding="utf-8") as f:
-                    _ORIGIN = NameOrigin(json.load(f))
-    return _ORIGIN
+    return NameOrigin(read_table(data_path("name_origin.json.gz")))
