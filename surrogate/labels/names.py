@@ -40,12 +40,18 @@ def person_hint(no: NameOrigin, first: str | None, last: str | None) -> str | No
 _BY_REGION: dict[tuple, tuple[str, ...]] = {}
 
 
+def _origin_group(no: NameOrigin, base: str, role: str | None, hint: str | None) -> tuple[str, str | None]:
+    """("first" or "last", the origin group the table places the token in, else ``hint``); no group
+    for a token not in Latin script."""
+    r = "last" if role == "last" else "first"
+    if not is_latin(base):
+        return r, None
+    return r, no.best_group(base, r) or hint
+
+
 def origin_pool(no: NameOrigin, base: str, role: str | None, hint: str | None, tables=None,
                 region: str | None = None) -> tuple[str, ...] | None:
-    if not is_latin(base):
-        return None
-    r = "last" if role == "last" else "first"
-    group = no.best_group(base, r) or hint
+    r, group = _origin_group(no, base, role, hint)
     if group is None:
         return None
     gender = None
@@ -123,10 +129,7 @@ _MOSTLY: dict[tuple, bool] = {}
 def _mostly_of(no: NameOrigin, pool: tuple[str, ...], base: str, role: str | None, hint: str | None) -> bool:
     """Are most of the pool's names that the table places in the token's origin group ("Baltic"
     names of Faker's lists that names-dataset knows: Eastern European)?"""
-    if not is_latin(base):
-        return True
-    r = "last" if role == "last" else "first"
-    group = no.best_group(base, r) or hint
+    r, group = _origin_group(no, base, role, hint)
     if group is None:
         return True
     key = (id(pool), len(pool), group, r)
