@@ -148,8 +148,9 @@ def model_features(toks: list[Tok], k: int, text: str, cls: str, score: float, s
 _FACTS = threading.local()
 
 
-def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str]:
-    """(case statistics of the turn, language of the sentence holding token ``k``)."""
+def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str, int | None]:
+    """(case statistics of the turn, language of the sentence holding token ``k``, the turn's share
+    of words English seldom uses)."""
     facts = _FACTS.__dict__
     if facts.get("toks") is not toks:
         facts["toks"], facts["cap"], facts["langs"], facts["unk"] = toks, _cap_share(toks), {}, _unknown_share(toks)
@@ -163,7 +164,7 @@ def _turn_facts(toks: list[Tok], k: int) -> tuple[int, str]:
         while b < len(toks) and not toks[b].sent_init:
             b += 1
         lang = langs[a] = sentence_language([x.low for x in toks[a:b]])
-    return facts["cap"], lang
+    return facts["cap"], lang, facts["unk"]
 
 
 #: A lowercase word rarer than this in English usage (natural-log probability; about 5 in 10 million
@@ -243,8 +244,7 @@ def knowledge_features(toks: list[Tok], k: int, text: str, cls: str, shape: str,
             nk = kinds(toks[j].low)
             if nk:
                 f.append("gkn=" + side + nk)
-    cs, lang = _turn_facts(toks, k)
-    unk = _FACTS.__dict__["unk"]
+    cs, lang, unk = _turn_facts(toks, k)
     if unk is not None:
         f += ["unk=%d" % unk, "unks=%d%s%d" % (unk, shape, t.sent_init), "unkc=%d%s" % (unk, cls)]
     f.append("lg=" + lang)
